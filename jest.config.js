@@ -1,0 +1,13 @@
+/** jest: @swc/jest transforms TypeScript (no type-check here; `npm test` runs tsc --noEmit first). */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.ts$': [
+      '@swc/jest',
+      { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
+    ],
+  },
+  testTimeout: 20000,
+}

@@ -1,0 +1,112 @@
+/**
+ * The table of local fault codes: each with the HTTP status it answers with and one sentence
+ * of meaning. Invariant: a status is honest about whose fault it is: 400 only when changing
+ * the request would fix it; internal failures are 5xx. `docs/errors.md` lists this table and a
+ * test keeps the two equal. Upstream errors are not here: they pass through byte for byte.
+ */
+
+export const ERROR_CODES = {
+  BAD_JSON: {
+    status: 400,
+    type: 'invalid_request_error',
+    meaning: 'The request body is not valid JSON, or repeats a top-level key.',
+  },
+  BAD_NAME: {
+    status: 400,
+    type: 'invalid_request_error',
+    meaning: 'A workspace, agent or client name is not a usable path component and git ref component.',
+  },
+  BODY_TOO_LARGE: {
+    status: 413,
+    type: 'request_too_large',
+    meaning: 'The request body is larger than the configured limit.',
+  },
+  ROLE_NOT_DECLARED: {
+    status: 400,
+    type: 'invalid_request_error',
+    meaning: 'The request names a role the followed config does not declare.',
+  },
+  ROLE_ROW_MISSING: {
+    status: 400,
+    type: 'invalid_request_error',
+    meaning: 'The role names a provider row that holdfast.yaml does not declare.',
+  },
+  ROLE_DIALECT_MISMATCH: {
+    status: 400,
+    type: 'invalid_request_error',
+    meaning: 'The role routes to a provider row of another dialect than the endpoint.',
+  },
+  CONFIG_UNRESOLVED: {
+    status: 409,
+    type: 'invalid_request_error',
+    meaning:
+      'No governing config could be found for the agent (no config/* ancestor, or two incomparable ones).',
+  },
+  TOKEN_REQUIRED: {
+    status: 401,
+    type: 'authentication_error',
+    meaning: 'holdfast has a token set and the request did not carry it in x-holdfast-token.',
+  },
+  HOST_REFUSED: {
+    status: 403,
+    type: 'permission_error',
+    meaning: 'The Host header is not a loopback name (DNS rebinding guard).',
+  },
+  ADMIN_REFUSED: {
+    status: 403,
+    type: 'permission_error',
+    meaning: 'An admin request carried an Origin header or a non-JSON body.',
+  },
+  NOT_FOUND: { status: 404, type: 'not_found_error', meaning: 'No such endpoint.' },
+  RECORD_FAULT: {
+    status: 500,
+    type: 'api_error',
+    meaning: "The previous step's record cannot be read back as a request; nothing was sent.",
+  },
+  RECORD_WRITE_FAILED: {
+    status: 500,
+    type: 'api_error',
+    meaning: "The step's record could not be written before sending; nothing was sent.",
+  },
+  NO_PROVIDER_ROW: {
+    status: 500,
+    type: 'api_error',
+    meaning: 'holdfast.yaml declares no provider row for this dialect (the row named after it).',
+  },
+  PROVIDER_KEY_MISSING: {
+    status: 500,
+    type: 'api_error',
+    meaning: 'The provider row names api_key_env and that variable is not set for holdfast.',
+  },
+  PLUGIN_FAILED: {
+    status: 502,
+    type: 'api_error',
+    meaning: "A plugin's deciding hook threw; the request fails closed.",
+  },
+  UPSTREAM_UNREACHABLE: {
+    status: 502,
+    type: 'api_error',
+    meaning: 'The provider could not be reached or did not answer in time.',
+  },
+  SHUTTING_DOWN: {
+    status: 503,
+    type: 'overloaded_error',
+    meaning: 'holdfast is shutting down and takes no new steps.',
+  },
+  INTERNAL: { status: 500, type: 'api_error', meaning: 'An unexpected fault inside holdfast.' },
+} as const satisfies Record<string, { status: number; type: string; meaning: string }>
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+/** A local fault with a code from the table; `message` is the one sentence the client reads. */
+export class HoldfastError extends Error {
+  readonly code: ErrorCode
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'HoldfastError'
+    this.code = code
+  }
+  get status(): number {
+    return ERROR_CODES[this.code].status
+  }
+}

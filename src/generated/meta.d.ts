@@ -1,0 +1,104 @@
+/* Generated from schemas/meta.schema.json by scripts/gen-types.js. Do not edit; run npm run gen:types. */
+
+/**
+ * steps/<agent>/<NNN>/meta.json: what holdfast knew about one step. The send half is written with request.json before sending; the finish half after the response.
+ */
+export interface StepMeta {
+  version: 1
+  workspace: string
+  agent: string
+  step: string
+  dialect: 'anthropic' | 'openai'
+  /**
+   * The path the client called, prefix removed, query kept.
+   */
+  endpoint: string
+  /**
+   * ISO time the record was written, just before sending.
+   */
+  started_at: string
+  route: Route
+  /**
+   * The client's request headers, sanitized: no auth header, no x-holdfast-*.
+   */
+  request_headers: {
+    [k: string]: string
+  }
+  /**
+   * Headers that key the provider's cache (anthropic-beta), compared by the hold.
+   */
+  cache_keying_headers: {
+    [k: string]: string
+  }
+  hold: HoldVerdict
+  /**
+   * Presented names of loaded tools composed into the request.
+   */
+  injected_tools: string[]
+  /**
+   * Every field the proxy changed, and why.
+   */
+  changes: Change[]
+  request_bytes: number
+  ended_at?: string
+  ttfb_ms?: number | null
+  total_ms?: number
+  /**
+   * The provider's HTTP status, or null when none arrived.
+   */
+  status?: number | null
+  outcome?: 'ok' | 'upstream_error' | 'unreachable' | 'aborted' | 'interrupted'
+  response_file?: string | null
+  response_headers?: {
+    [k: string]: string
+  }
+  usage?: Usage | null
+  cost?: Cost | null
+  stop_reason?: string | null
+  error?: null | {
+    code: string
+    message: string
+  }
+}
+export interface Route {
+  /**
+   * The provider row's name.
+   */
+  provider: string
+  url: string
+  model: string | null
+  role?: string | null
+  config_commit?: string | null
+  config_note?: string | null
+  plugin?: string | null
+}
+export interface HoldVerdict {
+  applied: boolean
+  reason: string
+  detail?: string
+  held: string[]
+}
+export interface Change {
+  field: string
+  why: string
+}
+export interface Usage {
+  /**
+   * Uncached input tokens.
+   */
+  input_tokens: number
+  output_tokens: number
+  cache_read_tokens: number
+  cache_write_tokens: number
+}
+export interface Cost {
+  usd: number
+  /**
+   * Estimated input cost the hold saved (cache reads that would have been writes).
+   */
+  saved_by_hold_usd: number
+  /**
+   * The price table key used.
+   */
+  priced_as: string
+}
