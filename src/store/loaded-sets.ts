@@ -1,0 +1,139 @@
+/**
+ * Loaded sets on disk: `<home>/loaded/<ws>/<agent>.json`, one file per agent (DESIGN §3, §7).
+ * Invariant: reading never fails (absent, unreadable, malformed or an unusable address reads as
+ * the empty set) and a write replaces the file atomically with a set that reads back as written.
+ * Reads run on every proxied request, so a decoded set is cached until the file's stat changes.
+ */
+import type { BigIntStats } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+
+import { HoldfastError } from '../core/errors'
+import type { Json } from '../core/json'
+import { decodeLoadedSet, encodeLoadedSet, unionLoaded } from '../core/loaded-set'
+import type { LoadedEntry } from '../core/loaded-set'
+import { isComponent } from '../core/naming'
+import { writeFileAtomic } from './atomic'
+
+/** The loaded set's file, or undefined when workspace or agent is not one path component. */
+export function loadedSetPath(home: string, workspace: string, agent: string): string | undefined {
+  if (!isComponent(workspace) || !isComponent(agent)) return undefined
+  return join(home, 'loaded', workspace, `${agent}.json`)
+}
+
+interface Cached {
+  ino: bigint
+  size: bigint
+  mtimeNs: bigint
+  ctimeNs: bigint
+  /** Deep-frozen; handed out as a fresh array of the same frozen entries. */
+  entries: readonly LoadedEntry[]
+}
+
+const cache = new Map<string, Cached>()
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v)
+    for (const item of Object.values(v) as unknown[]) deepFreeze(item)
+  }
+  return v
+}
+
+function sameFile(c: Cached, st: BigIntStats): boolean {
+  return c.ino === st.ino && c.size === st.size && c.mtimeNs === st.mtimeNs && c.ctimeNs === st.ctimeNs
+}
+
+/**
+ * What this agent has loaded, in stored order; `[]` when there is nothing usable to read. One
+ * `stat` per call; the file is read and decoded again only when its inode, size, mtime or ctime
+ * changed. The array is the caller's own; its entries are frozen and shared.
+ */
+export function readLoadedSet(home: string, workspace: string, agent: string): LoadedEntry[] {
+  const file = loadedSetPath(home, workspace, agent)
+  if (file === undefined) return []
+  let st: BigIntStats | undefined
+  try {
+    st = statSync(file, { bigint: true, throwIfNoEntry: false })
+  } catch {
+    st = undefined
+  }
+  if (st === undefined || !st.isFile()) {
+    cache.delete(file)
+    return []
+  }
+  const hit = cache.get(file)
+  if (hit !== undefined && sameFile(hit, st)) return hit.entries.slice()
+  let entries: readonly LoadedEntry[] = []
+  try {
+    const decoded = decodeLoadedSet(JSON.parse(readFileSync(file, 'utf8')))
+    if (decoded.ok) entries = deepFreeze(decoded.value)
+  } catch {
+    entries = []
+  }
+  cache.set(file, { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, entries })
+  return entries.slice()
+}
+
+function usablePath(home: string, workspace: string, agent: string): string {
+  const file = loadedSetPath(home, workspace, agent)
+  if (file === undefined) {
+    throw new HoldfastError(
+      'BAD_NAME',
+      `unusable address ${JSON.stringify(workspace)}/${JSON.stringify(agent)}: workspace and agent must each be one path component (non-empty, not "." or "..", no "/", "\\" or NUL)`,
+    )
+  }
+  return file
+}
+
+/** Writes to one file run one after another in this process, so an add never loses another. */
+const queues = new Map<string, Promise<void>>()
+
+function serialized<T>(file: string, job: () => Promise<T>): Promise<T> {
+  const run = (queues.get(file) ?? Promise.resolve()).then(job)
+  const tail = run.then(
+    () => undefined,
+    () => undefined,
+  )
+  queues.set(file, tail)
+  void tail.then(() => {
+    if (queues.get(file) === tail) queues.delete(file)
+  })
+  return run
+}
+
+/** Sorted by presented name, checked to read back as written, then replaced atomically. */
+async function store(file: string, entries: readonly LoadedEntry[]): Promise<LoadedEntry[]> {
+  const sorted = unionLoaded([], entries)
+  const encoded: Json = encodeLoadedSet(entries)
+  const check = decodeLoadedSet(encoded)
+  if (!check.ok) throw new Error(`refusing to write the loaded set ${file}: ${check.error}`)
+  await writeFileAtomic(file, `${JSON.stringify(encodeLoadedSet(sorted), null, 2)}\n`)
+  cache.delete(file)
+  return sorted
+}
+
+/**
+ * Add `entries` to this agent's set (union by presented name, later wins, sorted) and answer the
+ * whole set as written. Rejects, writing nothing, for an unusable address.
+ */
+export async function addToLoadedSet(
+  home: string,
+  workspace: string,
+  agent: string,
+  entries: readonly LoadedEntry[],
+): Promise<LoadedEntry[]> {
+  const file = usablePath(home, workspace, agent)
+  return serialized(file, () => store(file, unionLoaded(readLoadedSet(home, workspace, agent), entries)))
+}
+
+/** Replace this agent's set with `entries` (what an unload leaves; may be empty). Rejects, writing nothing, for an unusable address. */
+export async function writeLoadedSet(
+  home: string,
+  workspace: string,
+  agent: string,
+  entries: readonly LoadedEntry[],
+): Promise<void> {
+  const file = usablePath(home, workspace, agent)
+  await serialized(file, () => store(file, entries))
+}
