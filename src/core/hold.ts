@@ -1,0 +1,192 @@
+/**
+ * The hold (DESIGN §6, seed 001): when tools were only removed and nothing else ahead of the
+ * transcript moved, send the previous step's tools array, exactly as recorded. Invariant: a prefix
+ * edit goes out only at a boundary that already invalidates the prefix; an addition, edit or
+ * reorder is never held. The queue lives in the previous record's `request.json`, nowhere else.
+ * No previous record (a first step) → the composition, as is.
+ */
+import type { Dialect } from '../dialects/types'
+import { HoldfastError } from './errors'
+import type { Json, JsonObject } from './json'
+import { isObject, sameIgnoringCacheControl, withoutCacheControl } from './json'
+import type { ScannedTop } from './splice'
+import { applyEdits, scanTopLevel } from './splice'
+import { dequal } from 'dequal'
+
+export interface PreviousStep {
+  /** The record's request.json path, for fault messages. */
+  path: string
+  /** request.json bytes as recorded. */
+  bytes: Buffer
+  /** JSON.parse of `bytes` (callers cache it; the hold never re-parses). */
+  parsed: JsonObject
+  /** scanTopLevel(bytes) if the caller has it cached; else the hold scans when it substitutes. */
+  top?: ScannedTop
+  /** Epoch ms the previous step was sent. */
+  sentAt: number
+  /** Its cache-keying request headers (lower-case names, e.g. `anthropic-beta`). */
+  headers: Readonly<Record<string, string | undefined>>
+  /** Its response status once known (undefined while in flight or unknown). */
+  status?: number
+}
+
+export interface Composed {
+  bytes: Buffer
+  parsed: JsonObject
+  top: ScannedTop
+  headers: Readonly<Record<string, string | undefined>>
+}
+
+export interface HoldContext {
+  now: number
+  /** Default 5 min: the providers' default cache lifetime. */
+  ttlMs?: number
+  /** Default 1 h, used when the previous request carried a `cache_control` with `ttl: "1h"`. */
+  longTtlMs?: number
+  /** Default 4: anthropic's limit of cache breakpoints per request. */
+  maxBreakpoints?: number
+}
+
+export type HoldReason =
+  | 'first-step'
+  | 'applied'
+  | 'no-subtraction'
+  | 'not-a-subsequence'
+  | 'model-changed'
+  | 'system-changed'
+  | 'head-changed'
+  | 'keying-changed'
+  | 'ttl-expired'
+  | 'breakpoint-limit'
+  | 'previous-refused'
+
+export interface HoldVerdict {
+  applied: boolean
+  reason: HoldReason
+  /** e.g. which keying field moved: `tool_choice`. */
+  detail?: string
+  /** Names of the tools sent that the composition had dropped (empty unless applied). */
+  held: string[]
+}
+
+export interface HoldResult {
+  body: Buffer
+  verdict: HoldVerdict
+}
+
+/** A fault of the record: the previous request.json cannot be read back as a request. */
+export class RecordFault extends HoldfastError {
+  readonly path: string
+  constructor(path: string, problem: string) {
+    super('RECORD_FAULT', `the record ${path} cannot be read back as a request: ${problem}`)
+    this.name = 'RecordFault'
+    this.path = path
+  }
+}
+
+/** https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching (lifetimes, 4 breakpoints) */
+export const CACHE_TTL_MS = 5 * 60_000
+export const LONG_CACHE_TTL_MS = 60 * 60_000
+export const MAX_BREAKPOINTS = 4
+
+export function hold(
+  dialect: Dialect,
+  previous: PreviousStep | undefined,
+  composed: Composed,
+  ctx: HoldContext,
+): HoldResult {
+  const whole = (reason: HoldReason, detail?: string): HoldResult => ({
+    body: composed.bytes,
+    verdict:
+      detail === undefined
+        ? { applied: false, reason, held: [] }
+        : { applied: false, reason, detail, held: [] },
+  })
+  if (previous === undefined) return whole('first-step')
+
+  const was = dialect.facets(previous.parsed, previous.headers)
+  const now = dialect.facets(composed.parsed, composed.headers)
+  if (!sameIgnoringCacheControl(was.model, now.model)) return whole('model-changed')
+  if (!sameIgnoringCacheControl(was.system, now.system)) return whole('system-changed')
+  if (!startsWith(now.head ?? [], was.head ?? [])) return whole('head-changed')
+  for (const field of new Set([...Object.keys(was.keying), ...Object.keys(now.keying)])) {
+    if (!sameIgnoringCacheControl(was.keying[field], now.keying[field])) return whole('keying-changed', field)
+  }
+
+  const refused = previous.status !== undefined && previous.status >= 400 && previous.status < 500
+  const recorded = previous.parsed.tools
+  if (recorded !== undefined && !Array.isArray(recorded)) {
+    // A refused array is never sent again, so it need not read back.
+    if (refused) return whole('previous-refused')
+    throw new RecordFault(previous.path, 'its "tools" is not an array')
+  }
+  const prevTools = recorded ?? []
+  // A composition whose own `tools` is malformed goes out as it is, for the provider to refuse.
+  if (composed.parsed.tools !== undefined && now.tools === undefined) return whole('not-a-subsequence')
+  const nowTools = now.tools ?? []
+  const dropped = droppedFrom(prevTools, nowTools)
+  if (dropped === undefined) return whole('not-a-subsequence')
+  if (dropped.length === 0) return whole('no-subtraction')
+
+  if (refused) return whole('previous-refused')
+  const age = ctx.now - previous.sentAt
+  const ttl = ctx.ttlMs ?? CACHE_TTL_MS
+  if (age > ttl && !(hasLongTtl(previous.parsed) && age <= (ctx.longTtlMs ?? LONG_CACHE_TTL_MS))) {
+    return whole('ttl-expired')
+  }
+  const marks =
+    dialect.breakpoints(composed.parsed) -
+    dialect.breakpoints({ tools: nowTools }) +
+    dialect.breakpoints({ tools: prevTools })
+  if (marks > (ctx.maxBreakpoints ?? MAX_BREAKPOINTS))
+    return whole('breakpoint-limit', `${marks} breakpoints`)
+
+  const bad = prevTools.findIndex((t) => !isObject(t))
+  if (bad !== -1) throw new RecordFault(previous.path, `its tools[${bad}] is not a JSON object`)
+  const top = previous.top ?? scanTopLevel(previous.bytes)
+  if (!top.ok) throw new RecordFault(previous.path, top.error)
+  const span = top.keys.get('tools')
+  if (span === undefined) throw new RecordFault(previous.path, 'its "tools" key is not at the top level')
+  const body = applyEdits(composed.bytes, composed.top, [
+    { key: 'tools', value: previous.bytes.subarray(span.valueStart, span.valueEnd) },
+  ])
+  const held = dropped.map((i) => heldName(dialect, prevTools[i], i))
+  return { body, verdict: { applied: true, reason: 'applied', held } }
+}
+
+/** `blocks` begins with every block of `prefix`, in order, markers ignored (an empty prefix always). */
+function startsWith(blocks: readonly Json[], prefix: readonly Json[]): boolean {
+  if (prefix.length > blocks.length) return false
+  return prefix.every((b, i) => sameIgnoringCacheControl(b, blocks[i]))
+}
+
+/**
+ * Indices of `of` that `sub` leaves out when `sub` is `of` with entries removed, order kept
+ * (leftmost match, as the seed's `is_subsequence`); undefined when it is not such a subsequence.
+ */
+function droppedFrom(of: readonly Json[], sub: readonly Json[]): number[] | undefined {
+  if (sub.length > of.length) return undefined
+  const wanted = sub.map(withoutCacheControl)
+  const dropped: number[] = []
+  let j = 0
+  of.forEach((tool, i) => {
+    if (j < wanted.length && dequal(withoutCacheControl(tool), wanted[j])) j++
+    else dropped.push(i)
+  })
+  return j === wanted.length ? dropped : undefined
+}
+
+function heldName(dialect: Dialect, tool: Json | undefined, index: number): string {
+  const name = tool === undefined ? undefined : dialect.toolName(tool)
+  if (name !== undefined) return name
+  return isObject(tool) && typeof tool.type === 'string' ? tool.type : `tools[${index}]`
+}
+
+/** Any `cache_control` in the request asks for the one-hour lifetime. */
+function hasLongTtl(v: Json | undefined): boolean {
+  if (Array.isArray(v)) return v.some(hasLongTtl)
+  if (!isObject(v)) return false
+  const cc = v.cache_control
+  if (isObject(cc) && cc.ttl === '1h') return true
+  return Object.values(v).some(hasLongTtl)
+}

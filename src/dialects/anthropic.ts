@@ -1,0 +1,102 @@
+/**
+ * The anthropic Messages dialect (`POST /v1/messages`): facets for the hold, tool format, error
+ * envelope. Invariant: pure reads of an already-parsed body; nothing here re-parses or copies it.
+ * A string `system` or message content counts as one text block; an absent one is undefined.
+ * https://docs.anthropic.com/en/api/messages
+ */
+import type { Json, JsonObject } from '../core/json'
+import { isObject } from '../core/json'
+import type { LoadedEntry } from '../core/loaded-set'
+import { presentedName } from '../core/loaded-set'
+import type { Dialect, Facets } from './types'
+
+/** A string content as the one text block it stands for; arrays as they are; anything else as given. */
+export function asBlocks(v: Json | undefined): Json | undefined {
+  return typeof v === 'string' ? [{ type: 'text', text: v }] : v
+}
+
+/** The head facet: the content of `message` as blocks (undefined message → undefined, no content → []). */
+export function headOf(message: Json | undefined): Json[] | undefined {
+  if (message === undefined) return undefined
+  const content = isObject(message) ? asBlocks(message.content) : undefined
+  return Array.isArray(content) ? content : []
+}
+
+export function arrayOf(v: Json | undefined): Json[] {
+  return Array.isArray(v) ? v : []
+}
+
+/** Pushes `name` once, keeping first-seen order. */
+export function collectName(names: string[], seen: Set<string>, name: Json | undefined): void {
+  if (typeof name === 'string' && !seen.has(name)) {
+    seen.add(name)
+    names.push(name)
+  }
+}
+
+function marked(v: Json | undefined): number {
+  return isObject(v) && v.cache_control !== undefined ? 1 : 0
+}
+
+function sumMarked(items: Json | undefined): number {
+  return arrayOf(items).reduce<number>((n, item) => n + marked(item), 0)
+}
+
+export const anthropic: Dialect = {
+  name: 'anthropic',
+  maxTokensField: 'max_tokens',
+
+  facets(body, headers): Facets {
+    const messages = body.messages
+    return {
+      model: body.model,
+      system: asBlocks(body.system),
+      head: headOf(Array.isArray(messages) ? messages[0] : undefined),
+      tools: Array.isArray(body.tools) ? body.tools : undefined,
+      keying: {
+        tool_choice: body.tool_choice,
+        thinking: body.thinking,
+        'header:anthropic-beta': headers['anthropic-beta'],
+      },
+    }
+  },
+
+  presentTool(entry: LoadedEntry): JsonObject {
+    return {
+      name: presentedName(entry),
+      description: entry.tool.description,
+      input_schema: entry.tool.input_schema,
+    }
+  },
+
+  toolName(tool) {
+    return isObject(tool) && typeof tool.name === 'string' ? tool.name : undefined
+  },
+
+  calledToolNames(body) {
+    const names: string[] = []
+    const seen = new Set<string>()
+    for (const m of arrayOf(body.messages)) {
+      if (!isObject(m) || m.role !== 'assistant') continue
+      for (const block of arrayOf(m.content)) {
+        if (isObject(block) && block.type === 'tool_use') collectName(names, seen, block.name)
+      }
+    }
+    return names
+  },
+
+  closureTool(name, description) {
+    return { name, description, input_schema: { type: 'object' } }
+  },
+
+  breakpoints(body) {
+    let n = marked(body) + sumMarked(body.tools)
+    if (Array.isArray(body.system)) n += sumMarked(body.system)
+    for (const m of arrayOf(body.messages)) if (isObject(m)) n += sumMarked(m.content)
+    return n
+  },
+
+  errorBody(type, message) {
+    return Buffer.from(JSON.stringify({ type: 'error', error: { type, message } }))
+  },
+}
