@@ -1,0 +1,233 @@
+/**
+ * `npm run bench`: the built proxy against direct calls to the fake upstream, side by side in one
+ * run. Prints markdown tables: added latency (p50/p99) for 10 KB and 1 MB bodies at c=1 and c=32,
+ * SSE time to first byte, proxy CPU per request, peak RSS, step cost at step 1 vs 500, commit lag.
+ * Nothing here is asserted: the numbers go to docs/benchmarks.md with the command that made them.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import readline from 'node:readline'
+import { performance } from 'node:perf_hooks'
+
+const ROOT = path.join(__dirname, '..')
+const REGISTER = path.join(ROOT, 'test', 'support', 'register.js')
+const QUICK = process.argv.includes('--quick')
+
+interface Proc {
+  child: ChildProcess
+  url: string
+}
+
+async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Proc> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const line = await new Promise<string>((resolve, reject) => {
+    readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', resolve)
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)))
+  })
+  const url = /(http:\/\/\S+)/.exec(line)?.[1]
+  if (!url) throw new Error(`no url in: ${line}`)
+  return { child, url }
+}
+
+/** utime+stime of a process in ms, from /proc (Linux). */
+function cpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const tick = 100 // USER_HZ on Linux
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / tick
+}
+
+function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
+  return kb / 1024
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+
+interface Timing {
+  total: number
+  ttfb: number
+}
+
+function post(url: string, body: Buffer, headers: Record<string, string> = {}): Promise<Timing> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now()
+    let ttfb = 0
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': body.length, 'anthropic-version': '2023-06-01', ...headers },
+      },
+      (res) => {
+        res.once('data', () => (ttfb = performance.now() - t0))
+        res.on('data', () => undefined)
+        res.on('end', () => resolve({ total: performance.now() - t0, ttfb }))
+        res.on('error', reject)
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+function body(bytes: number, stream: boolean, marker: string): Buffer {
+  const filler = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(bytes / 27)).slice(0, bytes)
+  return Buffer.from(
+    JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 64,
+      stream,
+      tools: [{ name: 'Read', description: 'read a file', input_schema: { type: 'object' } }],
+      system: 'You are a benchmark.',
+      messages: [{ role: 'user', content: `${marker} ${filler}` }],
+    }),
+  )
+}
+
+const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN
+}
+
+interface Run {
+  p50: number
+  p99: number
+  ttfb50: number
+  rps: number
+}
+
+/** `n` requests at concurrency `c`; `urlFor(i)` picks the URL (an agent per lane for the proxy). */
+async function load(urlFor: (lane: number) => string, make: (i: number) => Buffer, n: number, c: number): Promise<Run> {
+  const totals: number[] = []
+  const ttfbs: number[] = []
+  let next = 0
+  const t0 = performance.now()
+  await Promise.all(
+    Array.from({ length: c }, async (_, lane) => {
+      while (next < n) {
+        const i = next++
+        const t = await post(urlFor(lane), make(i))
+        totals.push(t.total)
+        ttfbs.push(t.ttfb)
+      }
+    }),
+  )
+  const secs = (performance.now() - t0) / 1000
+  return { p50: pct(totals, 50), p99: pct(totals, 99), ttfb50: pct(ttfbs, 50), rps: n / secs }
+}
+
+const kb = (n: number | undefined): string => String(Math.round((n ?? 0) / 1000))
+const f = (x: number): string => (Number.isNaN(x) ? '-' : x < 10 ? x.toFixed(2) : x.toFixed(1))
+
+async function main(): Promise<void> {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-bench-'))
+  const fake = await start(['-r', REGISTER, 'test/support/fake-upstream-main.ts', '--port', '0', '--no-cache-model'])
+  fs.writeFileSync(
+    path.join(home, 'holdfast.yaml'),
+    JSON.stringify({
+      listen: { host: '127.0.0.1', port: 0 },
+      defaults: { workspace: 'bench', agent: 'main' },
+      providers: {
+        anthropic: { dialect: 'anthropic', base_url: fake.url },
+        openai: { dialect: 'openai', base_url: `${fake.url}/v1` },
+      },
+      maintenance: { gc_every_steps: 0 },
+    }),
+  )
+  const proxy = await start([path.join(ROOT, 'dist', 'cli', 'run.js'), 'serve', '--home', home, '--port', '0'], {
+    HOLDFAST_LOG_LEVEL: 'warn',
+  })
+  const pid = proxy.child.pid as number
+  const direct = (): string => `${fake.url}/v1/messages`
+  const via = (lane: number, tag: string): string => `${proxy.url}/w/bench/a/${tag}-${lane}/v1/messages`
+  const rows: string[] = []
+  const scale = QUICK ? 0.25 : 1
+  const cases: { name: string; bytes: number; stream: boolean; c: number; n: number }[] = [
+    { name: '10 KB JSON', bytes: 10_000, stream: false, c: 1, n: Math.round(400 * scale) },
+    { name: '10 KB SSE', bytes: 10_000, stream: true, c: 1, n: Math.round(300 * scale) },
+    { name: '10 KB JSON', bytes: 10_000, stream: false, c: 32, n: Math.round(3000 * scale) },
+    { name: '1 MB JSON', bytes: 1_000_000, stream: false, c: 1, n: Math.round(60 * scale) },
+    { name: '1 MB JSON', bytes: 1_000_000, stream: false, c: 32, n: Math.round(160 * scale) },
+  ]
+  // Warm both paths (JIT, connections, workspace creation).
+  for (let i = 0; i < 30; i++) {
+    await post(direct(), body(10_000, false, `w${i}`))
+    await post(via(0, 'warm'), body(10_000, false, `w${i}`))
+  }
+  for (const k of cases) {
+    const tag = `${k.bytes}-${k.stream ? 's' : 'j'}-${k.c}`
+    const make = (i: number): Buffer => body(k.bytes, k.stream, `${tag}-${i}`)
+    const d = await load(direct, make, k.n, k.c)
+    const cpu0 = cpuMs(pid)
+    const p = await load((lane) => via(lane, tag), make, k.n, k.c)
+    const cpu = (cpuMs(pid) - cpu0) / k.n
+    rows.push(
+      `| ${k.name} | ${k.c} | ${f(d.p50)} / ${f(p.p50)} | **${f(p.p50 - d.p50)}** | ${f(d.p99)} / ${f(p.p99)} | ${
+        k.stream ? `${f(d.ttfb50)} / ${f(p.ttfb50)} (**+${f(p.ttfb50 - d.ttfb50)}**)` : '-'
+      } | ${f(d.rps)} / ${f(p.rps)} | ${f(cpu)} |`,
+    )
+    process.stderr.write(`done: ${k.name} c=${k.c}\n`)
+  }
+  // Step cost as history grows: one agent, 500 sequential steps of a growing conversation.
+  const steps = QUICK ? 150 : 500
+  const grow: number[] = []
+  const sizes: number[] = []
+  let messages: unknown[] = []
+  for (let i = 1; i <= steps; i++) {
+    messages = [...messages, { role: 'user', content: `turn ${i} ${'x'.repeat(2000)}` }, { role: 'assistant', content: 'ok' }]
+    const b = Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [...messages, { role: 'user', content: 'go' }] }))
+    sizes.push(b.length)
+    const d = await post(direct(), b)
+    const p = await post(`${proxy.url}/w/bench/a/long/v1/messages`, b)
+    grow.push(p.total - d.total)
+  }
+  const early = grow.slice(0, 50)
+  const late = grow.slice(-50)
+  // Commit lag: how long after the last answer until every step is committed.
+  const t0 = performance.now()
+  for (;;) {
+    const health = await new Promise<{ agents: { next_step: number; committed: number }[] }>((resolve, reject) => {
+      http.get(`${proxy.url}/_holdfast/health`, { agent }, (res) => {
+        let s = ''
+        res.on('data', (c: Buffer) => (s += c.toString()))
+        res.on('end', () => resolve(JSON.parse(s)))
+        res.on('error', reject)
+      })
+    })
+    if (health.agents.every((a) => a.committed === a.next_step - 1)) break
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  const drainMs = performance.now() - t0
+  const peak = rssMb(pid, 'VmHWM')
+  proxy.child.kill('SIGTERM')
+  fake.child.kill('SIGTERM')
+  await new Promise((r) => proxy.child.once('exit', r))
+  const out = [
+    `Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${new Date().toISOString().slice(0, 10)}${QUICK ? ', --quick' : ''}`,
+    '',
+    '| case | c | p50 ms direct / proxy | added p50 ms | p99 ms direct / proxy | SSE TTFB ms direct / proxy | req/s direct / proxy | proxy CPU ms/req |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    `| step cost as history grows | added ms p50 | added ms p99 |`,
+    `|---|---|---|`,
+    `| steps 1–50 (requests ${kb(sizes[0])}–${kb(sizes[49])} KB) | ${f(pct(early, 50))} | ${f(pct(early, 99))} |`,
+    `| steps ${steps - 49}–${steps} (requests ${kb(sizes[steps - 50])}–${kb(sizes[steps - 1])} KB) | ${f(pct(late, 50))} | ${f(pct(late, 99))} |`,
+    '',
+    `Peak proxy RSS: ${f(peak)} MB. All steps committed ${f(drainMs)} ms after the last answer.`,
+  ]
+  process.stdout.write(out.join('\n') + '\n')
+  fs.rmSync(home, { recursive: true, force: true })
+  agent.destroy()
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

@@ -1,0 +1,59 @@
+/**
+ * `holdfast env`: the shell exports that point the SDKs and Claude Code at the running server,
+ * optionally addressed to one workspace/agent (`/w/<ws>/a/<agent>`). Invariant: it never guesses
+ * a URL; without a running server (serve.json with a live pid) it refuses.
+ */
+import type { Command } from 'commander'
+import { assertName } from '../core/naming'
+import { configuredToken, loadConfig } from '../store/config'
+import { resolveHome } from '../store/home'
+import { readServeInfo } from '../store/serve-lock'
+import { CliError } from './output'
+
+const shellQuote = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)
+
+export function envLines(
+  url: string,
+  ws: string | undefined,
+  agent: string | undefined,
+  token: string | undefined,
+): string[] {
+  let base = url
+  if (ws !== undefined || agent !== undefined) {
+    base += `/w/${encodeURIComponent(ws ?? 'default')}/a/${encodeURIComponent(agent ?? 'main')}`
+  }
+  const lines = [
+    `export ANTHROPIC_BASE_URL=${shellQuote(base)}`,
+    `export OPENAI_BASE_URL=${shellQuote(`${base}/v1`)}`,
+  ]
+  if (token) lines.push(`export ANTHROPIC_CUSTOM_HEADERS=${shellQuote(`x-holdfast-token: ${token}`)}`)
+  return lines
+}
+
+export function registerEnv(program: Command): void {
+  program
+    .command('env')
+    .description('print the base-URL exports for the running server (eval "$(holdfast env)")')
+    .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
+    .option('--ws <workspace>', 'address this workspace (path prefix /w/<ws>/a/<agent>)')
+    .option('--agent <agent>', 'address this agent')
+    .action((opts: { home?: string; ws?: string; agent?: string }) => {
+      const home = resolveHome(opts.home)
+      const info = readServeInfo(home)
+      if (!info)
+        throw new CliError(
+          `holdfast serve is not running on ${home}; start it first (holdfast serve --home ${home})`,
+        )
+      const config = loadConfig(home)
+      const ws = opts.ws === undefined ? undefined : assertName('workspace', opts.ws)
+      const agent = opts.agent === undefined ? undefined : assertName('agent', opts.agent)
+      const defaults = config.defaults
+      const lines = envLines(
+        info.url,
+        ws ?? (agent !== undefined ? defaults.workspace : undefined),
+        agent ?? (ws !== undefined ? defaults.agent : undefined),
+        configuredToken(config),
+      )
+      process.stdout.write(lines.join('\n') + '\n')
+    })
+}

@@ -1,0 +1,113 @@
+/**
+ * `holdfast steps <ws> <agent>`: one row per step (tokens, cache reads and writes, cost, what
+ * the hold saved, timings, committed or pending), read from git and the journal; no server needed.
+ */
+import type { Command } from 'commander'
+import { assertName, formatStep } from '../core/naming'
+import { resolveHome } from '../store/home'
+import { listSteps, readStepMeta } from '../store/records'
+import { Workspace } from '../store/workspace'
+import { CliError, fmtInt, fmtMs, fmtUsd, printJson, table } from './output'
+import fs from 'node:fs'
+
+export interface StepRow {
+  step: string
+  time: string | null
+  model: string | null
+  status: number | null
+  outcome: string | null
+  held: string[]
+  hold_reason: string | null
+  input: number | null
+  cache_read: number | null
+  cache_write: number | null
+  output: number | null
+  cost_usd: number | null
+  saved_usd: number | null
+  ttfb_ms: number | null
+  total_ms: number | null
+  state: 'committed' | 'pending'
+}
+
+export async function stepRows(home: string, wsName: string, agent: string): Promise<StepRow[]> {
+  const ws = new Workspace(home, assertName('workspace', wsName))
+  if (!fs.existsSync(ws.repo.gitdir)) throw new CliError(`no workspace "${wsName}" in ${home}`)
+  assertName('agent', agent)
+  const rows: StepRow[] = []
+  for (const s of await listSteps(ws, agent)) {
+    const m = await readStepMeta(ws, agent, s.n)
+    rows.push({
+      step: formatStep(s.n),
+      time: m?.started_at ?? null,
+      model: m?.route.model ?? null,
+      status: m?.status ?? null,
+      outcome: m?.outcome ?? (m ? 'in flight' : null),
+      held: m?.hold.applied ? m.hold.held : [],
+      hold_reason: m?.hold.reason ?? null,
+      input: m?.usage?.input_tokens ?? null,
+      cache_read: m?.usage?.cache_read_tokens ?? null,
+      cache_write: m?.usage?.cache_write_tokens ?? null,
+      output: m?.usage?.output_tokens ?? null,
+      cost_usd: m?.cost?.usd ?? null,
+      saved_usd: m?.cost?.saved_by_hold_usd ?? null,
+      ttfb_ms: m?.ttfb_ms ?? null,
+      total_ms: m?.total_ms ?? null,
+      state: s.committed ? 'committed' : 'pending',
+    })
+  }
+  return rows
+}
+
+export function registerSteps(program: Command): void {
+  program
+    .command('steps')
+    .description("list an agent's steps: tokens, cache reads/writes, cost, what the hold saved, timings")
+    .argument('<ws>', 'workspace')
+    .argument('<agent>', 'agent')
+    .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
+    .option('--json', 'print JSON')
+    .action(async (wsName: string, agent: string, opts: { home?: string; json?: boolean }) => {
+      const rows = await stepRows(resolveHome(opts.home), wsName, agent)
+      if (opts.json) return printJson(rows)
+      if (rows.length === 0) {
+        process.stdout.write(`no steps recorded for ${wsName}/${agent}\n`)
+        return
+      }
+      process.stdout.write(
+        table(
+          [
+            'NNN',
+            'time',
+            'model',
+            'status',
+            'held',
+            'input',
+            'cache read',
+            'cache write',
+            'output',
+            'cost',
+            'saved',
+            'ttfb',
+            'total',
+            'state',
+          ],
+          rows.map((r) => [
+            r.step,
+            r.time ? r.time.replace('T', ' ').slice(0, 19) : null,
+            r.model,
+            r.status ?? r.outcome,
+            r.held.length ? r.held.join(',') : '-',
+            fmtInt(r.input),
+            fmtInt(r.cache_read),
+            fmtInt(r.cache_write),
+            fmtInt(r.output),
+            fmtUsd(r.cost_usd),
+            fmtUsd(r.saved_usd),
+            fmtMs(r.ttfb_ms),
+            fmtMs(r.total_ms),
+            r.state,
+          ]),
+        ),
+      )
+    })
+}

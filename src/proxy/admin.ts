@@ -1,0 +1,43 @@
+/**
+ * The `/_holdfast/` admin surface: health now; tool calls, dispatch and hook events join it.
+ * Invariant: requests reach here only after the guard (no Origin header, JSON bodies only);
+ * answers are holdfast's own JSON, errors `{error: {code, message}}`.
+ */
+import type http from 'node:http'
+import { HoldfastError } from '../core/errors'
+import type { Addressed } from './address'
+import type { ServerContext } from './context'
+import { sendError, sendJson } from './respond'
+
+const startedAt = Date.now()
+
+export async function handleAdmin(
+  ctx: ServerContext,
+  a: Addressed,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
+  const pathname = a.path.split('?')[0]
+  try {
+    if (req.method === 'GET' && pathname === '/_holdfast/health') {
+      sendJson(res, 200, {
+        ok: !ctx.closing,
+        pid: process.pid,
+        home: ctx.home,
+        uptime_s: Math.round((Date.now() - startedAt) / 1000),
+        in_flight: ctx.inflight.size,
+        agents: [...ctx.agents.values()].map((s) => ({
+          workspace: s.ws.name,
+          agent: s.name,
+          next_step: s.next,
+          committed: s.committed,
+          stalled: s.stalled ? s.stalled.message : null,
+        })),
+      })
+      return
+    }
+    throw new HoldfastError('NOT_FOUND', `no such admin endpoint: ${req.method ?? 'GET'} ${pathname}`)
+  } catch (err) {
+    sendError(res, undefined, err)
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * In-memory state of each agent the server has seen: the lock that makes numbering, reading the
+ * previous record and writing the new one one critical section; the previous step's parsed
+ * request (checked against its file, so a 1 MB record is parsed once); and the commit chain.
+ * Invariant: steps of one agent get contiguous numbers and are committed in step order.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { JsonObject } from '../core/json'
+import type { PreviousStep } from '../core/hold'
+import { formatStep } from '../core/naming'
+import { journalSteps, pruneJournal, readMetaSync, REQUEST_FILE } from '../store/journal'
+import type { Workspace } from '../store/workspace'
+import type { Logger } from './log'
+
+/** A promise-chain mutex: `run` calls are executed one at a time, in call order. */
+export class Mutex {
+  private tail: Promise<unknown> = Promise.resolve()
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(fn, fn)
+    this.tail = next.catch(() => undefined)
+    return next
+  }
+}
+
+interface FileStamp {
+  ino: number
+  size: number
+  mtimeMs: number
+}
+
+const stampOf = (st: fs.Stats): FileStamp => ({ ino: st.ino, size: st.size, mtimeMs: st.mtimeMs })
+const sameStamp = (a: FileStamp, b: FileStamp): boolean =>
+  a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+
+export interface CachedPrevious {
+  step: number
+  previous: PreviousStep
+  stamp: FileStamp
+}
+
+export class AgentState {
+  readonly lock = new Mutex()
+  /** The number the next step takes; set by `init`. */
+  next = 0
+  /** Highest step committed on the branch. */
+  committed = 0
+  cached: CachedPrevious | undefined
+  private chain: Promise<void> = Promise.resolve()
+  /** Set when a commit failed for good: later steps stay in the journal until a restart recovers them. */
+  stalled: Error | undefined
+  private initialized: Promise<void> | undefined
+
+  constructor(
+    readonly ws: Workspace,
+    readonly name: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Number from the journal and the branch, whichever is further (the journal may be pruned). */
+  init(): Promise<void> {
+    this.initialized ??= (async () => {
+      await this.ws.ensure()
+      const journal = await journalSteps(this.ws.agentJournal(this.name))
+      this.committed = await this.ws.committedSteps(this.name)
+      this.next = Math.max(this.committed, journal[journal.length - 1] ?? 0) + 1
+    })()
+    return this.initialized
+  }
+
+  stepDir(n: number): string {
+    return this.ws.stepDir(this.name, n)
+  }
+
+  /**
+   * The previous step's record for the hold: from memory when its file is unchanged, else read
+   * from disk. Undefined for a first step or an absent record. Throws RecordFault on a record that
+   * does not parse (the hold's rule: surfaced, not sent around).
+   */
+  previous(step: number, parse: (bytes: Buffer, file: string) => JsonObject): PreviousStep | undefined {
+    if (step <= 1) return undefined
+    const dir = this.stepDir(step - 1)
+    const file = path.join(dir, REQUEST_FILE)
+    let st: fs.Stats
+    try {
+      st = fs.statSync(file)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw err
+    }
+    const c = this.cached
+    if (c && c.step === step - 1 && sameStamp(c.stamp, stampOf(st))) return c.previous
+    const bytes = fs.readFileSync(file) // EISDIR on a directory in its place: an error, not "absent"
+    const parsed = parse(bytes, file)
+    const meta = readMetaSync(dir)
+    const previous: PreviousStep = {
+      path: file,
+      bytes,
+      parsed,
+      sentAt: meta ? Date.parse(meta.started_at) : st.mtimeMs,
+      headers: meta?.cache_keying_headers ?? {},
+      status: meta?.status ?? undefined,
+    }
+    this.cached = { step: step - 1, previous, stamp: stampOf(st) }
+    return previous
+  }
+
+  /** Remember the request just recorded as the next step's previous. */
+  remember(step: number, previous: PreviousStep): void {
+    const st = fs.statSync(previous.path)
+    this.cached = { step, previous, stamp: stampOf(st) }
+  }
+
+  /** The provider answered step `n` with `status` (the hold refuses to hold after a 4xx). */
+  answered(n: number, status: number | undefined): void {
+    if (this.cached?.step === n) this.cached.previous = { ...this.cached.previous, status }
+  }
+
+  /**
+   * Queue step `n`'s commit behind every earlier one; it runs once `finished` settles.
+   * Returns a promise that settles when this step is committed (or left for recovery).
+   */
+  queueCommit(n: number, finished: Promise<unknown>, model: () => string | null): Promise<void> {
+    const run = async (): Promise<void> => {
+      await finished.catch(() => undefined)
+      if (this.stalled) return
+      let lastErr: unknown
+      for (const wait of [0, 100, 500, 2000]) {
+        if (wait) await new Promise((r) => setTimeout(r, wait))
+        try {
+          const t0 = Date.now()
+          await this.ws.commitStep(this.name, n, model())
+          this.log.debug(
+            { ws: this.ws.name, agent: this.name, step: formatStep(n), ms: Date.now() - t0 },
+            'committed',
+          )
+          this.committed = n
+          await pruneJournal(this.ws.agentJournal(this.name), n)
+          return
+        } catch (err) {
+          lastErr = err
+          this.log.warn(
+            { ws: this.ws.name, agent: this.name, step: formatStep(n), err: String(err) },
+            'commit failed; retrying',
+          )
+        }
+      }
+      this.stalled = lastErr instanceof Error ? lastErr : new Error(String(lastErr))
+      this.log.error(
+        { ws: this.ws.name, agent: this.name, step: formatStep(n), err: String(lastErr) },
+        "commit failed; this agent's later steps stay in the journal until holdfast restarts",
+      )
+    }
+    const done = this.chain.then(run)
+    this.chain = done
+    return done
+  }
+
+  /** Settles when every queued commit has run. */
+  drained(): Promise<void> {
+    return this.chain
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * What a running server holds: its home and config, the upstream, the workspaces and agents it
+ * has touched, and the requests in flight (so shutdown can finish them). Invariant: one
+ * Workspace and one AgentState per name, created on first use.
+ */
+import type { HoldfastConfig } from '../store/config'
+import { Workspace } from '../store/workspace'
+import { AgentState } from './agents'
+import type { Logger } from './log'
+import type { Upstream } from './upstream'
+
+export class ServerContext {
+  readonly workspaces = new Map<string, Workspace>()
+  readonly agents = new Map<string, AgentState>()
+  readonly inflight = new Set<Promise<unknown>>()
+  closing = false
+  readonly holdTtlMs: number
+  readonly holdLongTtlMs: number
+  readonly bodyLimit: number
+  gcEvery: number
+
+  constructor(
+    readonly home: string,
+    public config: HoldfastConfig,
+    readonly upstream: Upstream,
+    readonly log: Logger,
+  ) {
+    this.holdTtlMs = config.hold?.ttl_ms ?? 300_000
+    this.holdLongTtlMs = config.hold?.long_ttl_ms ?? 3_600_000
+    this.bodyLimit = config.limits?.body_bytes ?? 32 * 1024 * 1024
+    this.gcEvery = config.maintenance?.gc_every_steps ?? 200
+  }
+
+  workspace(name: string): Workspace {
+    let ws = this.workspaces.get(name)
+    if (!ws) {
+      ws = new Workspace(this.home, name)
+      this.workspaces.set(name, ws)
+    }
+    return ws
+  }
+
+  agent(ws: string, name: string): AgentState {
+    const key = `${ws}\0${name}`
+    let a = this.agents.get(key)
+    if (!a) {
+      a = new AgentState(this.workspace(ws), name, this.log)
+      this.agents.set(key, a)
+    }
+    return a
+  }
+
+  /** Track a request's whole life (forward, finish) so shutdown waits for it. */
+  track<T>(p: Promise<T>): Promise<T> {
+    this.inflight.add(p)
+    const drop = (): void => {
+      this.inflight.delete(p)
+    }
+    p.then(drop, drop)
+    return p
+  }
+
+  /** Wait for requests in flight, then for every queued commit. */
+  async drain(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight])
+    await Promise.allSettled([...this.agents.values()].map((a) => a.drained()))
+  }
+}

@@ -1,0 +1,295 @@
+/**
+ * One request, stage by stage (DESIGN §5): accept → identify → resolve → compose → hold →
+ * record → forward → finish. Each stage takes the Exchange and fills in its part; a stage that
+ * refuses throws a HoldfastError, which the server answers in the dialect's envelope.
+ * Invariant: the record is written before the send; nothing is sent when it cannot be written.
+ */
+import type { IncomingHttpHeaders } from 'node:http'
+import { randomUUID } from 'node:crypto'
+import fsp from 'node:fs/promises'
+import path from 'node:path'
+import { HoldfastError } from '../core/errors'
+import { hold, type HoldVerdict, type PreviousStep, RecordFault } from '../core/hold'
+import { isObject, type Json, type JsonObject } from '../core/json'
+import { presentedName } from '../core/loaded-set'
+import { formatStep } from '../core/naming'
+import { applyEdits, type Edit, jsonBytes, scanTopLevel, type ScannedTop } from '../core/splice'
+import type { Dialect } from '../dialects/types'
+import type { Change, StepMeta } from '../generated/meta'
+import type { ProviderRow } from '../store/config'
+import { readLoadedSet } from '../store/loaded-sets'
+import { REQUEST_FILE, writeRecord } from '../store/journal'
+import type { AgentState } from './agents'
+import type { ServerContext } from './context'
+import { upstreamUrl } from './upstream'
+
+export interface Route {
+  provider: string
+  row: ProviderRow
+  url: URL
+  model: string | null
+  role: string | null
+  configCommit: string | null
+  configNote: string | null
+}
+
+export interface Exchange {
+  readonly id: string
+  readonly dialect: Dialect
+  readonly kind: 'step' | 'count_tokens'
+  /** The path the client called, prefix removed, query kept. */
+  readonly path: string
+  workspace: string
+  agent: string
+  readonly headers: IncomingHttpHeaders
+  /** The client's body, exactly as received. */
+  readonly raw: Buffer
+  readonly parsed: JsonObject
+  readonly top: ScannedTop
+  route?: Route
+  /** Field edits compose decided on, applied in one splice. */
+  edits: Edit[]
+  changes: Change[]
+  injected: string[]
+  composed?: { bytes: Buffer; parsed: JsonObject; top: ScannedTop }
+  /** What goes upstream, after the hold. */
+  sent?: { bytes: Buffer; parsed: JsonObject; verdict: HoldVerdict }
+  /** Set by the record stage; `release` lets the queued commit go once finish has run. */
+  step?: { n: number; dir: string; meta: StepMeta; agent: AgentState; release: () => void }
+  startedAt: number
+}
+
+const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)
+
+/** Parse a body that must be one JSON object with no repeated top-level key; 400 otherwise. */
+export function parseBody(raw: Buffer): { parsed: JsonObject; top: ScannedTop } {
+  let parsed: Json
+  try {
+    parsed = JSON.parse(raw.toString('utf8')) as Json
+  } catch (err) {
+    throw new HoldfastError('BAD_JSON', `the request body is not valid JSON: ${(err as Error).message}`)
+  }
+  if (!isObject(parsed)) throw new HoldfastError('BAD_JSON', 'the request body must be a JSON object')
+  const top = scanTopLevel(raw)
+  if (!top.ok) throw new HoldfastError('BAD_JSON', `the request body is refused: ${top.error}`)
+  return { parsed, top }
+}
+
+/** accept: the body is read (size-limited by the server) and parsed once. */
+export function accept(
+  dialect: Dialect,
+  kind: 'step' | 'count_tokens',
+  path: string,
+  workspace: string,
+  agent: string,
+  headers: IncomingHttpHeaders,
+  raw: Buffer,
+): Exchange {
+  const { parsed, top } = parseBody(raw)
+  return {
+    id: randomUUID(),
+    dialect,
+    kind,
+    path,
+    workspace,
+    agent,
+    headers,
+    raw,
+    parsed,
+    top,
+    edits: [],
+    changes: [],
+    injected: [],
+    startedAt: Date.now(),
+  }
+}
+
+/** identify: plugins may reassign the agent (DESIGN §10); none are loaded yet. */
+export function identify(_ctx: ServerContext, _ex: Exchange): void {}
+
+/** resolve: the dialect's default provider row (the row named after the dialect). */
+export function resolve(ctx: ServerContext, ex: Exchange): void {
+  const name = ex.dialect.name
+  const row = ctx.config.providers[name]
+  if (!row) {
+    throw new HoldfastError(
+      'NO_PROVIDER_ROW',
+      `holdfast.yaml declares no provider row "${name}" for ${name} requests`,
+    )
+  }
+  const model = typeof ex.parsed.model === 'string' ? ex.parsed.model : null
+  ex.route = {
+    provider: name,
+    row,
+    url: upstreamUrl(row, ex.path),
+    model,
+    role: null,
+    configCommit: null,
+    configNote: null,
+  }
+}
+
+/** compose: the client's body plus the agent's loaded tools (after the client's own), and row settings. */
+export function compose(ctx: ServerContext, ex: Exchange): void {
+  const route = ex.route as Route
+  const loaded = readLoadedSet(ctx.home, ex.workspace, ex.agent)
+  const overrides: JsonObject = {}
+  if (loaded.length > 0) {
+    const clientTools = Array.isArray(ex.parsed.tools) ? ex.parsed.tools : []
+    const clientNames = new Set(clientTools.map((t) => ex.dialect.toolName(t)).filter((n) => n !== undefined))
+    const added: Json[] = []
+    const clashes: string[] = []
+    for (const entry of loaded) {
+      const name = presentedName(entry)
+      if (clientNames.has(name)) clashes.push(name)
+      else {
+        added.push(ex.dialect.presentTool(entry))
+        ex.injected.push(name)
+      }
+    }
+    if (added.length > 0) {
+      overrides.tools = [...clientTools, ...added]
+      ex.changes.push({ field: 'tools', why: `appended loaded tools: ${ex.injected.join(', ')}` })
+    }
+    if (clashes.length > 0) {
+      ex.changes.push({
+        field: 'tools',
+        why: `kept the client's own tool over the loaded one: ${clashes.join(', ')}`,
+      })
+    }
+  }
+  if (
+    ex.dialect.name === 'openai' &&
+    route.row.prompt_cache_key === 'agent' &&
+    ex.parsed.prompt_cache_key === undefined
+  ) {
+    overrides.prompt_cache_key = `${ex.workspace}/${ex.agent}`
+    ex.changes.push({ field: 'prompt_cache_key', why: `provider row "${route.provider}" sets it per agent` })
+  }
+  for (const [key, value] of Object.entries(overrides)) ex.edits.push({ key, value: jsonBytes(value) })
+  if (ex.edits.length === 0) {
+    ex.composed = { bytes: ex.raw, parsed: ex.parsed, top: ex.top }
+    return
+  }
+  const bytes = applyEdits(ex.raw, ex.top, ex.edits)
+  const top = scanTopLevel(bytes)
+  if (!top.ok) throw new HoldfastError('INTERNAL', `composing the request broke its JSON: ${top.error}`)
+  ex.composed = { bytes, parsed: { ...ex.parsed, ...overrides }, top }
+}
+
+/** The cache-keying request headers the hold compares (anthropic-beta). */
+export function keyingHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {}
+  const beta = first(headers['anthropic-beta'])
+  if (beta !== undefined) out['anthropic-beta'] = beta
+  return out
+}
+
+/** Parse a recorded request for the hold; a record that does not parse is a RecordFault. */
+export function parseRecord(bytes: Buffer, file: string): JsonObject {
+  let v: Json
+  try {
+    v = JSON.parse(bytes.toString('utf8')) as Json
+  } catch (err) {
+    throw new RecordFault(file, `not JSON (${(err as Error).message})`)
+  }
+  if (!isObject(v)) throw new RecordFault(file, 'not a JSON object')
+  return v
+}
+
+/** hold: apply DESIGN §6 against `previous` (undefined for a first step). */
+export function applyHold(ctx: ServerContext, ex: Exchange, previous: PreviousStep | undefined): void {
+  const composed = ex.composed as NonNullable<Exchange['composed']>
+  const result = hold(
+    ex.dialect,
+    previous,
+    { ...composed, headers: keyingHeaders(ex.headers) },
+    { now: Date.now(), ttlMs: ctx.holdTtlMs, longTtlMs: ctx.holdLongTtlMs },
+  )
+  const v = result.verdict
+  let parsed = composed.parsed
+  if (v.applied && previous) {
+    parsed = { ...composed.parsed, tools: previous.parsed.tools as Json }
+    ex.changes.push({
+      field: 'tools',
+      why: `hold: re-sent the previous step's tools array; held: ${v.held.join(', ')}`,
+    })
+  }
+  ex.sent = { bytes: result.body, parsed, verdict: v }
+}
+
+const SECRET_HEADER = /auth|key|token|secret|cookie|password|credential/i
+
+/** Request headers as recorded: no auth or secret-looking header, no x-holdfast-*. */
+export function sanitizeHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || name.startsWith('x-holdfast-') || SECRET_HEADER.test(name)) continue
+    out[name] = Array.isArray(value) ? value.join(', ') : value
+  }
+  return out
+}
+
+/**
+ * hold + record: one critical section per agent. Numbering, reading the previous record, the
+ * hold, and writing this record happen under the agent's lock, so concurrent requests of one
+ * agent get contiguous numbers and each holds against its real predecessor.
+ */
+export async function holdAndRecord(ctx: ServerContext, ex: Exchange, agent: AgentState): Promise<void> {
+  await agent.init()
+  await agent.lock.run(async () => {
+    const n = agent.next
+    applyHold(ctx, ex, agent.previous(n, parseRecord))
+    const sent = ex.sent as NonNullable<Exchange['sent']>
+    const route = ex.route as Route
+    const dir = agent.stepDir(n)
+    const meta: StepMeta = {
+      version: 1,
+      workspace: ex.workspace,
+      agent: ex.agent,
+      step: formatStep(n),
+      dialect: ex.dialect.name,
+      endpoint: ex.path,
+      started_at: new Date().toISOString(),
+      route: {
+        provider: route.provider,
+        url: route.url.href,
+        model: typeof sent.parsed.model === 'string' ? sent.parsed.model : null,
+        role: route.role,
+        config_commit: route.configCommit,
+        config_note: route.configNote,
+      },
+      request_headers: sanitizeHeaders(ex.headers),
+      cache_keying_headers: keyingHeaders(ex.headers),
+      hold: sent.verdict,
+      injected_tools: ex.injected,
+      changes: ex.changes,
+      request_bytes: sent.bytes.length,
+    }
+    try {
+      await writeRecord(dir, sent.bytes, meta)
+    } catch (err) {
+      await fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined)
+      throw new HoldfastError(
+        'RECORD_WRITE_FAILED',
+        `the record of step ${formatStep(n)} could not be written; nothing was sent`,
+        {
+          cause: err,
+        },
+      )
+    }
+    agent.next = n + 1
+    agent.remember(n, {
+      path: path.join(dir, REQUEST_FILE),
+      bytes: sent.bytes,
+      parsed: sent.parsed,
+      sentAt: Date.parse(meta.started_at),
+      headers: meta.cache_keying_headers,
+    })
+    let release!: () => void
+    const finished = new Promise<void>((resolve) => (release = resolve))
+    ex.step = { n, dir, meta, agent, release }
+    // Queued inside the lock, so commits are chained in step order.
+    void agent.queueCommit(n, finished, () => ex.step?.meta.route.model ?? null)
+  })
+}

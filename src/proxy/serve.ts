@@ -1,0 +1,142 @@
+/**
+ * `holdfast serve` as a function: take the home lock, clear stale ref locks, commit journal steps
+ * a crash left uncommitted, listen, write serve.json; `close` finishes in-flight steps and
+ * commits, then releases everything. Invariant: recovery commits every recorded step in step
+ * order before the first new request is accepted.
+ */
+import path from 'node:path'
+import fsp from 'node:fs/promises'
+import { formatStep } from '../core/naming'
+import { configuredToken, loadConfig, type HoldfastConfig } from '../store/config'
+import {
+  finishRecord,
+  journalAgents,
+  journalSteps,
+  pruneJournal,
+  readMetaSync,
+  REQUEST_FILE,
+} from '../store/journal'
+import { takeHomeLock, writeServeInfo, removeServeInfo } from '../store/serve-lock'
+import { listWorkspaces, Workspace } from '../store/workspace'
+import { isLoopbackBind } from './address'
+import { ServerContext } from './context'
+import type { Logger } from './log'
+import { createServer, listen } from './server'
+import { Upstream } from './upstream'
+
+export interface ServeOptions {
+  home: string
+  host?: string
+  port?: number
+  log: Logger
+  /** Config to use instead of reading `<home>/holdfast.yaml` (tests). */
+  config?: HoldfastConfig
+}
+
+export interface RunningServer {
+  url: string
+  port: number
+  ctx: ServerContext
+  close(): Promise<void>
+}
+
+/** Commit every journal step of this workspace that is not on its agent's branch yet. */
+export async function recoverWorkspace(ws: Workspace, log: Logger): Promise<number> {
+  await ws.ensure()
+  await ws.clearStaleLocks()
+  let recovered = 0
+  for (const agent of await journalAgents(ws.journalDir)) {
+    const committed = await ws.committedSteps(agent)
+    for (const n of await journalSteps(ws.agentJournal(agent))) {
+      if (n <= committed) continue
+      const dir = ws.stepDir(agent, n)
+      try {
+        await fsp.access(path.join(dir, REQUEST_FILE))
+      } catch {
+        // No request.json: the record never completed, so nothing was sent. Remove the debris.
+        await fsp.rm(dir, { recursive: true, force: true })
+        continue
+      }
+      const meta = readMetaSync(dir)
+      if (meta && meta.ended_at === undefined) {
+        await finishRecord(dir, undefined, {
+          ...meta,
+          ended_at: new Date().toISOString(),
+          status: null,
+          outcome: 'interrupted',
+          response_file: null,
+          usage: null,
+          cost: null,
+          stop_reason: null,
+          error: {
+            code: 'INTERRUPTED',
+            message: 'holdfast stopped before this step finished; recovered at the next start',
+          },
+        })
+      }
+      await ws.commitStep(agent, n, meta?.route.model ?? null)
+      log.info({ ws: ws.name, agent, step: formatStep(n) }, 'recovered an uncommitted step')
+      recovered++
+    }
+    await pruneJournal(ws.agentJournal(agent), await ws.committedSteps(agent))
+  }
+  return recovered
+}
+
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const config = opts.config ?? loadConfig(opts.home)
+  const host = opts.host ?? config.listen.host
+  const port = opts.port ?? config.listen.port
+  const token = configuredToken(config)
+  const loopback = isLoopbackBind(host)
+  if (!loopback && !token) {
+    throw new Error(
+      `binding ${host} (off loopback) requires a token: set token in holdfast.yaml or HOLDFAST_TOKEN`,
+    )
+  }
+  const release = takeHomeLock(opts.home)
+  let upstream: Upstream | undefined
+  try {
+    for (const name of await listWorkspaces(opts.home)) {
+      await recoverWorkspace(new Workspace(opts.home, name), opts.log)
+    }
+    upstream = new Upstream({
+      headersTimeoutMs: config.timeouts?.upstream_headers_ms ?? 600_000,
+      bodyTimeoutMs: config.timeouts?.upstream_body_ms ?? 600_000,
+    })
+    const ctx = new ServerContext(opts.home, config, upstream, opts.log)
+    const server = createServer(ctx, { token, public: !loopback })
+    const addr = await listen(server, host, port)
+    const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+    const url = `http://${shownHost}:${addr.port}`
+    await writeServeInfo(opts.home, {
+      url,
+      pid: process.pid,
+      started_at: new Date().toISOString(),
+      home: opts.home,
+    })
+    let closing: Promise<void> | undefined
+    const up = upstream
+    return {
+      url,
+      port: addr.port,
+      ctx,
+      close: () =>
+        (closing ??= (async () => {
+          ctx.closing = true
+          const closed = new Promise<void>((r) => server.close(() => r()))
+          server.closeIdleConnections()
+          await ctx.drain()
+          server.closeAllConnections()
+          await closed
+          await up.close()
+          removeServeInfo(opts.home)
+          release()
+        })()),
+    }
+  } catch (err) {
+    await upstream?.close()
+    release()
+    throw err
+  }
+}

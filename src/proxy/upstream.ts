@@ -1,0 +1,186 @@
+/**
+ * The one module that talks to providers. Recorded requests (a buffered body that may have
+ * changed) go through undici 7; everything else streams through http-proxy unchanged.
+ * Invariant: what leaves here carries no hop-by-hop or `x-holdfast-*` header, a `Host` and
+ * `content-length` that match what is sent, and the row's key when the row names `api_key_env`.
+ */
+import http from 'node:http'
+import https from 'node:https'
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
+import httpProxy from 'http-proxy'
+import { Agent, type Dispatcher } from 'undici'
+import { HoldfastError } from '../core/errors'
+import type { ProviderRow } from '../store/config'
+
+/** RFC 9110 §7.6.1 connection-specific fields, plus the legacy ones proxies must not forward. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+])
+
+/** The provider URL for an incoming `/v1/...` path (query kept): openai base URLs carry `/v1` already. */
+export function upstreamUrl(row: ProviderRow, incoming: string): URL {
+  const base = row.base_url.replace(/\/+$/, '')
+  const rest = row.dialect === 'openai' && /^\/v1(\/|\?|$)/.test(incoming) ? incoming.slice(3) : incoming
+  return new URL(base + rest)
+}
+
+/** The environment variable a row takes its key from is set, or a 500 naming it. */
+export function rowKey(rowName: string, row: ProviderRow): string | undefined {
+  if (!row.api_key_env) return undefined
+  const key = process.env[row.api_key_env]
+  if (!key) {
+    throw new HoldfastError(
+      'PROVIDER_KEY_MISSING',
+      `provider row "${rowName}" takes its key from $${row.api_key_env}, which is not set in holdfast's environment`,
+    )
+  }
+  return key
+}
+
+/** Names the client's `Connection` header lists: also hop-by-hop for this one message. */
+function connectionListed(headers: IncomingHttpHeaders): Set<string> {
+  const listed = new Set<string>()
+  const value = headers.connection
+  for (const v of Array.isArray(value) ? value : value ? [value] : []) {
+    for (const name of v.split(',')) listed.add(name.trim().toLowerCase())
+  }
+  return listed
+}
+
+/** Set the provider's auth header from the row's key, replacing whatever the client sent. */
+function applyKey(out: Record<string, string | string[]>, row: ProviderRow, key: string | undefined): void {
+  if (key === undefined) return
+  delete out.authorization
+  delete out['x-api-key']
+  if (row.dialect === 'anthropic') out['x-api-key'] = key
+  else out.authorization = `Bearer ${key}`
+}
+
+/**
+ * The headers a recorded request is sent with: the client's, minus hop-by-hop, `Connection`-listed,
+ * `expect`, `host`, `content-length` and `x-holdfast-*`, then `host`/`content-length` of what is sent.
+ */
+export function forwardHeaders(
+  client: IncomingHttpHeaders,
+  target: URL,
+  contentLength: number,
+  row: ProviderRow,
+  key: string | undefined,
+): Record<string, string | string[]> {
+  const listed = connectionListed(client)
+  const out: Record<string, string | string[]> = {}
+  for (const [name, value] of Object.entries(client)) {
+    if (value === undefined) continue
+    if (HOP_BY_HOP.has(name) || listed.has(name) || name === 'expect' || name === 'host') continue
+    if (name === 'content-length' || name.startsWith('x-holdfast-')) continue
+    out[name] = value
+  }
+  applyKey(out, row, key)
+  out.host = target.host
+  out['content-length'] = String(contentLength)
+  return out
+}
+
+/** Response headers the client gets: all of the provider's but hop-by-hop ones. */
+export function responseHeaders(
+  upstream: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {}
+  for (const [name, value] of Object.entries(upstream)) {
+    if (value === undefined || HOP_BY_HOP.has(name)) continue
+    out[name] = value
+  }
+  return out
+}
+
+export interface UpstreamOptions {
+  headersTimeoutMs: number
+  bodyTimeoutMs: number
+}
+
+export class Upstream {
+  private readonly agent: Agent
+  private readonly proxy: httpProxy
+  private readonly httpAgent = new http.Agent({ keepAlive: true })
+  private readonly httpsAgent = new https.Agent({ keepAlive: true })
+
+  constructor(opts: UpstreamOptions) {
+    this.agent = new Agent({
+      headersTimeout: opts.headersTimeoutMs,
+      bodyTimeout: opts.bodyTimeoutMs,
+      keepAliveTimeout: 30_000,
+      connections: 64,
+    })
+    this.proxy = httpProxy.createProxyServer({ xfwd: false, changeOrigin: true, ignorePath: true })
+    this.proxy.on('proxyReq', (proxyReq, req) => {
+      const listed = connectionListed(req.headers)
+      for (const name of proxyReq.getHeaderNames()) {
+        if (name.startsWith('x-holdfast-') || HOP_BY_HOP.has(name) || listed.has(name))
+          proxyReq.removeHeader(name)
+      }
+      const key = (req as PassThroughRequest).holdfastKey
+      const row = (req as PassThroughRequest).holdfastRow
+      if (key !== undefined && row) {
+        proxyReq.removeHeader('authorization')
+        proxyReq.removeHeader('x-api-key')
+        if (row.dialect === 'anthropic') proxyReq.setHeader('x-api-key', key)
+        else proxyReq.setHeader('authorization', `Bearer ${key}`)
+      }
+    })
+  }
+
+  /** Send a recorded request; resolves when the provider's headers arrive. */
+  async send(
+    target: URL,
+    method: string,
+    headers: Record<string, string | string[]>,
+    body: Buffer,
+    signal: AbortSignal,
+  ): Promise<Dispatcher.ResponseData> {
+    return this.agent.request({
+      origin: target.origin,
+      path: target.pathname + target.search,
+      method: method as Dispatcher.HttpMethod,
+      headers,
+      body,
+      signal,
+    })
+  }
+
+  /** Stream a request the proxy does not record to `target`, unchanged but for the header rules. */
+  passThrough(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    target: URL,
+    row: ProviderRow,
+    key: string | undefined,
+    onError: (err: Error) => void,
+  ): void {
+    const r = req as PassThroughRequest
+    r.holdfastKey = key
+    r.holdfastRow = row
+    this.proxy.web(
+      req,
+      res,
+      { target: target.href, agent: target.protocol === 'https:' ? this.httpsAgent : this.httpAgent },
+      (err) => onError(err),
+    )
+  }
+
+  async close(): Promise<void> {
+    this.proxy.close()
+    this.httpAgent.destroy()
+    this.httpsAgent.destroy()
+    await this.agent.close()
+  }
+}
+
+type PassThroughRequest = http.IncomingMessage & { holdfastKey?: string; holdfastRow?: ProviderRow }

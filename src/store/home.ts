@@ -1,0 +1,37 @@
+/**
+ * Where holdfast keeps its state: the home (`--home`, then `$HOLDFAST_HOME`, then `~/.holdfast`)
+ * and every path under it (DESIGN §3). Invariant: paths are built only from names that passed
+ * core/naming; nothing here creates files.
+ */
+import os from 'node:os'
+import path from 'node:path'
+import { assertName, formatStep } from '../core/naming'
+
+export function resolveHome(flag?: string): string {
+  const chosen = flag ?? process.env.HOLDFAST_HOME ?? path.join(os.homedir(), '.holdfast')
+  return path.resolve(chosen)
+}
+
+export const homePaths = {
+  config: (home: string) => path.join(home, 'holdfast.yaml'),
+  serveJson: (home: string) => path.join(home, 'serve.json'),
+  serveLock: (home: string) => path.join(home, 'serve.lock'),
+  opsLog: (home: string) => path.join(home, 'ops.jsonl'),
+  workspaces: (home: string) => path.join(home, 'workspaces'),
+  workspace: (home: string, ws: string) => path.join(home, 'workspaces', assertName('workspace', ws)),
+  repo: (home: string, ws: string) => path.join(homePaths.workspace(home, ws), 'repo.git'),
+  journal: (home: string, ws: string) => path.join(homePaths.workspace(home, ws), 'steps'),
+  agentJournal: (home: string, ws: string, agent: string) =>
+    path.join(homePaths.journal(home, ws), assertName('agent', agent)),
+  stepDir: (home: string, ws: string, agent: string, n: number) =>
+    path.join(homePaths.agentJournal(home, ws, agent), formatStep(n)),
+}
+
+/** The path of a step's files inside the agent's tree in git: `steps/<agent>/<NNN>`. */
+export function stepTreeDir(agent: string, n: number): string {
+  return `steps/${agent}/${formatStep(n)}`
+}
+
+export const agentRef = (agent: string): string => `refs/heads/agents/${agent}`
+export const configRef = (lineage: string): string => `refs/heads/config/${lineage}`
+export const DEFAULT_LINEAGE = 'default'

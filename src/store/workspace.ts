@@ -1,0 +1,102 @@
+/**
+ * A workspace on disk: `<home>/workspaces/<ws>/` with its bare repository `repo.git` (HEAD →
+ * `config/default`, created on first use with a starter `providers.yaml`) and its journal.
+ * Invariant: a step is committed on `refs/heads/agents/<agent>` only by compare-and-swap, after
+ * every earlier step of that agent; a branch is created at `config/default`'s tip.
+ */
+import fsp from 'node:fs/promises'
+import path from 'node:path'
+import { formatStep, parseStep } from '../core/naming'
+import { openRepo, type Repo } from './git-repo'
+import { casRef, clearStaleLocks, readRef, RefConflict } from './git-refs'
+import { commitFiles, initRepo, listDir } from './git'
+import { agentRef, configRef, DEFAULT_LINEAGE, homePaths, stepTreeDir } from './home'
+import { readStepFiles } from './journal'
+
+export const STARTER_PROVIDERS_YAML = `# Roles for this workspace: a request whose model (or x-holdfast-role header) names a role
+# is routed to that role's provider row (declared in holdfast.yaml) with that role's model.
+# See docs/roles.md.
+roles: {}
+`
+
+export class Workspace {
+  readonly repo: Repo
+  readonly journalDir: string
+  private ready: Promise<void> | undefined
+
+  constructor(
+    readonly home: string,
+    readonly name: string,
+  ) {
+    this.repo = openRepo(homePaths.repo(home, name))
+    this.journalDir = homePaths.journal(home, name)
+  }
+
+  /** Create the repository (and its root commit on config/default) when it does not exist. */
+  ensure(): Promise<void> {
+    this.ready ??= (async () => {
+      await fsp.mkdir(this.journalDir, { recursive: true })
+      await initRepo(this.repo.gitdir, {
+        branch: `config/${DEFAULT_LINEAGE}`,
+        files: { 'providers.yaml': STARTER_PROVIDERS_YAML },
+        message: 'config: starter providers.yaml',
+      })
+    })()
+    return this.ready
+  }
+
+  agentJournal(agent: string): string {
+    return homePaths.agentJournal(this.home, this.name, agent)
+  }
+
+  stepDir(agent: string, n: number): string {
+    return path.join(this.agentJournal(agent), formatStep(n))
+  }
+
+  /** The highest step number committed on the agent's branch (0 when none or no branch). */
+  async committedSteps(agent: string): Promise<number> {
+    const tip = await readRef(this.repo, agentRef(agent))
+    if (!tip) return 0
+    const entries = await listDir(this.repo, tip, `steps/${agent}`)
+    let max = 0
+    for (const e of entries ?? []) max = Math.max(max, parseStep(e.name) ?? 0)
+    return max
+  }
+
+  /** Commit one journal step on the agent's branch; returns the commit id. */
+  async commitStep(agent: string, n: number, model: string | null): Promise<string> {
+    const files = await readStepFiles(this.stepDir(agent, n))
+    const tree: Record<string, Buffer> = {}
+    const dir = stepTreeDir(agent, n)
+    for (const [name, bytes] of files) tree[`${dir}/${name}`] = bytes
+    const message = `step ${formatStep(n)}: ${model ?? 'unknown model'} [${agent}]\n`
+    for (let attempt = 0; ; attempt++) {
+      const current = (await readRef(this.repo, agentRef(agent))) ?? null
+      const parent = current ?? (await readRef(this.repo, configRef(DEFAULT_LINEAGE)))
+      const oid = await commitFiles(this.repo, { parent, files: tree, message })
+      try {
+        await casRef(this.repo, agentRef(agent), oid, current)
+        return oid
+      } catch (err) {
+        // Someone else moved the branch between our read and our swap: build on their tip.
+        if (!(err instanceof RefConflict) || attempt >= 3) throw err
+      }
+    }
+  }
+
+  /** Remove lock files a crashed writer left on agent refs (only under the home lock). */
+  async clearStaleLocks(): Promise<string[]> {
+    return clearStaleLocks(this.repo.gitdir, 'agents')
+  }
+}
+
+/** The workspace names that exist under `<home>/workspaces`. */
+export async function listWorkspaces(home: string): Promise<string[]> {
+  try {
+    const entries = await fsp.readdir(homePaths.workspaces(home), { withFileTypes: true })
+    return entries.filter((e) => e.isDirectory()).map((e) => e.name)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw err
+  }
+}
