@@ -3,8 +3,6 @@
  * first stdout line; SIGINT/SIGTERM finish in-flight steps and commits, then exit 0.
  */
 import type { Command } from 'commander'
-import { startServer } from '../proxy/serve'
-import { createLogger } from '../proxy/log'
 import { resolveHome } from '../store/home'
 import { CliError } from './output'
 
@@ -23,6 +21,9 @@ export function registerServe(program: Command): void {
         if (!Number.isInteger(port) || port < 0 || port > 65535)
           throw new CliError(`--port ${opts.port} is not a port number`)
       }
+      // Loaded here, not at the top: every other command would pay for the proxy's modules.
+      const { startServer } = await import('../proxy/serve')
+      const { createLogger } = await import('../proxy/log')
       const log = createLogger()
       let server
       try {

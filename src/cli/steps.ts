@@ -6,6 +6,7 @@ import type { Command } from 'commander'
 import { assertName, formatStep } from '../core/naming'
 import { resolveHome } from '../store/home'
 import { listSteps, readStepMeta } from '../store/records'
+import { readServeInfo } from '../store/serve-lock'
 import { Workspace } from '../store/workspace'
 import { CliError, fmtInt, fmtMs, fmtUsd, printJson, table } from './output'
 import fs from 'node:fs'
@@ -34,6 +35,9 @@ export async function stepRows(home: string, wsName: string, agent: string): Pro
   if (!fs.existsSync(ws.repo.gitdir)) throw new CliError(`no workspace "${wsName}" in ${home}`)
   assertName('agent', agent)
   const rows: StepRow[] = []
+  // An unfinished step is in flight only while a server runs; otherwise it was cut off, and the
+  // next start records it as interrupted.
+  const unfinished = readServeInfo(home) ? 'in flight' : 'interrupted'
   for (const s of await listSteps(ws, agent)) {
     const m = await readStepMeta(ws, agent, s.n)
     rows.push({
@@ -41,7 +45,7 @@ export async function stepRows(home: string, wsName: string, agent: string): Pro
       time: m?.started_at ?? null,
       model: m?.route.model ?? null,
       status: m?.status ?? null,
-      outcome: m?.outcome ?? (m ? 'in flight' : null),
+      outcome: m?.outcome ?? (m ? unfinished : null),
       held: m?.hold.applied ? m.hold.held : [],
       hold_reason: m?.hold.reason ?? null,
       input: m?.usage?.input_tokens ?? null,

@@ -1,5 +1,16 @@
 /* Generated from schemas/holdfast.schema.json by scripts/gen-types.js. Do not edit; run npm run gen:types. */
 
+export type PluginEntry =
+  | string
+  | {
+      path: string
+      options?: {}
+    }
+  | {
+      package: string
+      options?: {}
+    }
+
 /**
  * <home>/holdfast.yaml: proxy settings, provider rows, tool clients, plugins.
  */
@@ -46,6 +57,25 @@ export interface HoldfastConfig {
   prices?: {
     [k: string]: Price
   }
+  /**
+   * Tool hosts (MCP servers) by name; a name is a path component. Registration in a workspace is written to <home>/clients/<client>/workspaces/<ws> at serve start.
+   */
+  clients?: {
+    [k: string]: Client
+  }
+  /**
+   * Plugins in run order: a built-in or package name, or {path|package, options}. Absent: the built-in claude-code plugin alone; [] turns it off.
+   */
+  plugins?: PluginEntry[]
+  /**
+   * Another program that takes holdfast's dispatch argv (e.g. litany); holdfast then only runs it and logs the row.
+   */
+  dispatcher?: {
+    /**
+     * @minItems 1
+     */
+    command: [string, ...string[]]
+  }
 }
 export interface ProviderRow {
   dialect: 'anthropic' | 'openai'
@@ -68,4 +98,29 @@ export interface Price {
   cache_write?: number
   cache_write_1h?: number
   cache_read?: number
+}
+export interface Client {
+  mcp: McpStdio | McpHttp
+  /**
+   * Workspaces this client is registered in.
+   */
+  workspaces?: string[]
+  /**
+   * Deadline for one tools/list or tools/call (default 120000 for calls).
+   */
+  timeout_ms?: number
+}
+export interface McpStdio {
+  command: string
+  args?: string[]
+  env?: {
+    [k: string]: string
+  }
+  cwd?: string
+}
+export interface McpHttp {
+  url: string
+  headers?: {
+    [k: string]: string
+  }
 }

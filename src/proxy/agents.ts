@@ -7,9 +7,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { JsonObject } from '../core/json'
-import type { PreviousStep } from '../core/hold'
+import { RecordFault, type PreviousStep } from '../core/hold'
 import { formatStep } from '../core/naming'
-import { journalSteps, pruneJournal, readMetaSync, REQUEST_FILE } from '../store/journal'
+import { journalSteps, readMetaSync, REQUEST_FILE } from '../store/journal'
+import type { Committer } from '../store/committer'
 import type { Workspace } from '../store/workspace'
 import type { Logger } from './log'
 
@@ -55,6 +56,9 @@ export class AgentState {
     readonly ws: Workspace,
     readonly name: string,
     private readonly log: Logger,
+    private readonly committer: Committer,
+    /** Run `git gc` on the workspace after this many step commits (0: never). */
+    private readonly gcEvery = 0,
   ) {}
 
   /** Number from the journal and the branch, whichever is further (the journal may be pruned). */
@@ -90,7 +94,13 @@ export class AgentState {
     }
     const c = this.cached
     if (c && c.step === step - 1 && sameStamp(c.stamp, stampOf(st))) return c.previous
-    const bytes = fs.readFileSync(file) // EISDIR on a directory in its place: an error, not "absent"
+    let bytes: Buffer
+    try {
+      bytes = fs.readFileSync(file)
+    } catch (err) {
+      // A directory in its place (EISDIR), or an unreadable file: a fault of the record, not "absent".
+      throw new RecordFault(file, (err as Error).message)
+    }
     const parsed = parse(bytes, file)
     const meta = readMetaSync(dir)
     const previous: PreviousStep = {
@@ -129,13 +139,13 @@ export class AgentState {
         if (wait) await new Promise((r) => setTimeout(r, wait))
         try {
           const t0 = Date.now()
-          await this.ws.commitStep(this.name, n, model())
+          await this.committer.commit(this.ws.home, this.ws.name, this.name, n, model())
           this.log.debug(
             { ws: this.ws.name, agent: this.name, step: formatStep(n), ms: Date.now() - t0 },
             'committed',
           )
           this.committed = n
-          await pruneJournal(this.ws.agentJournal(this.name), n)
+          this.maybeMaintain()
           return
         } catch (err) {
           lastErr = err
@@ -154,6 +164,17 @@ export class AgentState {
     const done = this.chain.then(run)
     this.chain = done
     return done
+  }
+
+  /** Schedule `git gc` off the request path every `gcEvery` commits of the workspace. */
+  private maybeMaintain(): void {
+    if (this.gcEvery <= 0 || ++this.ws.commitsSinceMaintain < this.gcEvery) return
+    this.ws.commitsSinceMaintain = 0
+    const t0 = Date.now()
+    this.committer.maintain(this.ws.home, this.ws.name).then(
+      () => this.log.info({ ws: this.ws.name, ms: Date.now() - t0 }, 'packed the workspace repository'),
+      (err: unknown) => this.log.warn({ ws: this.ws.name, err: String(err) }, 'git gc failed'),
+    )
   }
 
   /** Settles when every queued commit has run. */

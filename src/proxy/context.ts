@@ -4,6 +4,7 @@
  * Workspace and one AgentState per name, created on first use.
  */
 import type { HoldfastConfig } from '../store/config'
+import { type Committer, WorkerCommitter } from '../store/committer'
 import { Workspace } from '../store/workspace'
 import { AgentState } from './agents'
 import type { Logger } from './log'
@@ -24,6 +25,7 @@ export class ServerContext {
     public config: HoldfastConfig,
     readonly upstream: Upstream,
     readonly log: Logger,
+    readonly committer: Committer = new WorkerCommitter(),
   ) {
     this.holdTtlMs = config.hold?.ttl_ms ?? 300_000
     this.holdLongTtlMs = config.hold?.long_ttl_ms ?? 3_600_000
@@ -44,7 +46,7 @@ export class ServerContext {
     const key = `${ws}\0${name}`
     let a = this.agents.get(key)
     if (!a) {
-      a = new AgentState(this.workspace(ws), name, this.log)
+      a = new AgentState(this.workspace(ws), name, this.log, this.committer, this.gcEvery)
       this.agents.set(key, a)
     }
     return a

@@ -267,7 +267,7 @@ export async function holdAndRecord(ctx: ServerContext, ex: Exchange, agent: Age
       request_bytes: sent.bytes.length,
     }
     try {
-      await writeRecord(dir, sent.bytes, meta)
+      writeRecord(dir, sent.bytes, meta)
     } catch (err) {
       await fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined)
       throw new HoldfastError(

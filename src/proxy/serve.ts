@@ -59,7 +59,7 @@ export async function recoverWorkspace(ws: Workspace, log: Logger): Promise<numb
       }
       const meta = readMetaSync(dir)
       if (meta && meta.ended_at === undefined) {
-        await finishRecord(dir, undefined, {
+        finishRecord(dir, undefined, {
           ...meta,
           ended_at: new Date().toISOString(),
           status: null,
@@ -130,6 +130,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           server.closeAllConnections()
           await closed
           await up.close()
+          await ctx.committer.close()
           removeServeInfo(opts.home)
           release()
         })()),

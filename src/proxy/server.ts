@@ -70,6 +70,9 @@ async function handleStep(
     )
     identify(ctx, ex)
     resolve(ctx, ex)
+    // A row whose key variable is unset cannot send: refuse before a step is numbered or recorded.
+    const route = ex.route as NonNullable<Exchange['route']>
+    rowKey(route.provider, route.row)
     compose(ctx, ex)
     if (ex.kind === 'count_tokens') {
       const agent = ctx.agent(ex.workspace, ex.agent)

@@ -64,6 +64,24 @@ function applyKey(out: Record<string, string | string[]>, row: ProviderRow, key:
   else out.authorization = `Bearer ${key}`
 }
 
+/** The client's headers minus hop-by-hop, `Connection`-listed, `expect` and `x-holdfast-*`, with the row's key. */
+function cleanHeaders(
+  client: IncomingHttpHeaders,
+  row: ProviderRow,
+  key: string | undefined,
+): Record<string, string | string[]> {
+  const listed = connectionListed(client)
+  const out: Record<string, string | string[]> = {}
+  for (const [name, value] of Object.entries(client)) {
+    if (value === undefined) continue
+    if (HOP_BY_HOP.has(name) || listed.has(name) || name === 'expect') continue
+    if (name.startsWith('x-holdfast-')) continue
+    out[name] = value
+  }
+  applyKey(out, row, key)
+  return out
+}
+
 /**
  * The headers a recorded request is sent with: the client's, minus hop-by-hop, `Connection`-listed,
  * `expect`, `host`, `content-length` and `x-holdfast-*`, then `host`/`content-length` of what is sent.
@@ -75,27 +93,20 @@ export function forwardHeaders(
   row: ProviderRow,
   key: string | undefined,
 ): Record<string, string | string[]> {
-  const listed = connectionListed(client)
-  const out: Record<string, string | string[]> = {}
-  for (const [name, value] of Object.entries(client)) {
-    if (value === undefined) continue
-    if (HOP_BY_HOP.has(name) || listed.has(name) || name === 'expect' || name === 'host') continue
-    if (name === 'content-length' || name.startsWith('x-holdfast-')) continue
-    out[name] = value
-  }
-  applyKey(out, row, key)
+  const out = cleanHeaders(client, row, key)
   out.host = target.host
   out['content-length'] = String(contentLength)
   return out
 }
 
-/** Response headers the client gets: all of the provider's but hop-by-hop ones. */
+/** Response headers the client gets: all of the provider's but hop-by-hop and `Connection`-listed ones. */
 export function responseHeaders(
   upstream: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
 ): OutgoingHttpHeaders {
+  const listed = connectionListed(upstream as IncomingHttpHeaders)
   const out: OutgoingHttpHeaders = {}
   for (const [name, value] of Object.entries(upstream)) {
-    if (value === undefined || HOP_BY_HOP.has(name)) continue
+    if (value === undefined || HOP_BY_HOP.has(name) || listed.has(name)) continue
     out[name] = value
   }
   return out
@@ -120,20 +131,15 @@ export class Upstream {
       connections: 64,
     })
     this.proxy = httpProxy.createProxyServer({ xfwd: false, changeOrigin: true, ignorePath: true })
-    this.proxy.on('proxyReq', (proxyReq, req) => {
-      const listed = connectionListed(req.headers)
-      for (const name of proxyReq.getHeaderNames()) {
-        if (name.startsWith('x-holdfast-') || HOP_BY_HOP.has(name) || listed.has(name))
-          proxyReq.removeHeader(name)
+    // http-proxy aborts the upstream only on the request's 'aborted', which Node no longer emits
+    // once the body has been read: a client that goes away must end the provider call here.
+    // (Emitted for every request, as passThrough strips `Expect`, which would suppress it.)
+    this.proxy.on('proxyReq', (proxyReq, _req, res) => {
+      const abort = (): void => {
+        if (!res.writableFinished) proxyReq.destroy()
       }
-      const key = (req as PassThroughRequest).holdfastKey
-      const row = (req as PassThroughRequest).holdfastRow
-      if (key !== undefined && row) {
-        proxyReq.removeHeader('authorization')
-        proxyReq.removeHeader('x-api-key')
-        if (row.dialect === 'anthropic') proxyReq.setHeader('x-api-key', key)
-        else proxyReq.setHeader('authorization', `Bearer ${key}`)
-      }
+      if (res.destroyed) abort()
+      else res.once('close', abort)
     })
   }
 
@@ -164,9 +170,9 @@ export class Upstream {
     key: string | undefined,
     onError: (err: Error) => void,
   ): void {
-    const r = req as PassThroughRequest
-    r.holdfastKey = key
-    r.holdfastRow = row
+    // http-proxy copies req.headers; its 'proxyReq' event is skipped when the client sent
+    // `Expect`, so the header rules are applied here, before it sees the request.
+    req.headers = cleanHeaders(req.headers, row, key)
     this.proxy.web(
       req,
       res,
@@ -182,5 +188,3 @@ export class Upstream {
     await this.agent.close()
   }
 }
-
-type PassThroughRequest = http.IncomingMessage & { holdfastKey?: string; holdfastRow?: ProviderRow }

@@ -9,7 +9,7 @@ import * as path from 'node:path'
 import * as git from 'isomorphic-git'
 import { isRefComponent } from '../core/naming'
 import { commitTree, getTree, splitPath, type Author } from './git-read'
-import { openRepo, type Repo, type TreeEntry } from './git-repo'
+import { openRepo, writeRepoFile, type Repo, type TreeEntry } from './git-repo'
 import { casRef, readHeadTarget, readRef, RefConflict } from './git-refs'
 
 export { openRepo, type Repo } from './git-repo'
@@ -142,10 +142,9 @@ export async function initRepo(
   for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags', 'hooks', 'info']) {
     await fsp.mkdir(path.join(repo.gitdir, dir), { recursive: true })
   }
-  const write = repo.fs.promises.writeFile as (file: string, data: string) => Promise<void>
   const config = path.join(repo.gitdir, 'config')
   if (!(await exists(config))) {
-    await write(config, '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n')
+    await writeRepoFile(config, '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n')
   }
   let tip = await readRef(repo, ref)
   if (tip === undefined) {
@@ -159,7 +158,8 @@ export async function initRepo(
     }
   }
   // HEAD last: it is what makes git recognise the directory as a repository.
-  if ((await readHeadTarget(repo)) === undefined) await write(path.join(repo.gitdir, 'HEAD'), `ref: ${ref}\n`)
+  if ((await readHeadTarget(repo)) === undefined)
+    await writeRepoFile(path.join(repo.gitdir, 'HEAD'), `ref: ${ref}\n`)
   return tip
 }
 

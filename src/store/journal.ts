@@ -9,7 +9,7 @@ import fsp from 'node:fs/promises'
 import path from 'node:path'
 import type { StepMeta } from '../generated/meta'
 import { compareSteps, formatStep, parseStep } from '../core/naming'
-import { writeFileAtomic } from './atomic'
+import { writeFileAtomicSync } from './atomic'
 
 export type { StepMeta }
 
@@ -18,21 +18,26 @@ export const META_FILE = 'meta.json'
 export const RESPONSE_FILES = ['response.json', 'response.sse', 'response.txt'] as const
 export type ResponseFile = (typeof RESPONSE_FILES)[number]
 
-/** Write the send half: meta first, then the request bytes (the record is complete once they land). */
-export async function writeRecord(stepDir: string, request: Buffer, meta: StepMeta): Promise<void> {
-  await fsp.mkdir(stepDir, { recursive: true })
-  await writeFileAtomic(path.join(stepDir, META_FILE), metaBytes(meta))
-  await writeFileAtomic(path.join(stepDir, REQUEST_FILE), request)
+/**
+ * Write the send half: meta first, then the request bytes (the record is complete once they
+ * land). Synchronous on purpose: it is on the request path, and two small sync writes cost less
+ * than the async calls' thread-pool round trips.
+ */
+export function writeRecord(stepDir: string, request: Buffer, meta: StepMeta): void {
+  fs.mkdirSync(stepDir, { recursive: true })
+  // meta.json needs no temp file: until request.json lands, the directory is not a record.
+  fs.writeFileSync(path.join(stepDir, META_FILE), metaBytes(meta))
+  writeFileAtomicSync(path.join(stepDir, REQUEST_FILE), request)
 }
 
 /** Write the finish half: the response (when any), then the completed meta. */
-export async function finishRecord(
+export function finishRecord(
   stepDir: string,
   response: { file: ResponseFile; bytes: Buffer } | undefined,
   meta: StepMeta,
-): Promise<void> {
-  if (response) await writeFileAtomic(path.join(stepDir, response.file), response.bytes)
-  await writeFileAtomic(path.join(stepDir, META_FILE), metaBytes(meta))
+): void {
+  if (response) writeFileAtomicSync(path.join(stepDir, response.file), response.bytes)
+  writeFileAtomicSync(path.join(stepDir, META_FILE), metaBytes(meta))
 }
 
 export function metaBytes(meta: StepMeta): Buffer {

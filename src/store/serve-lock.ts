@@ -35,36 +35,77 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+const code = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code
+
+/** The pid a lock file names (0 when it names none); undefined when the file is gone. */
+function holderOf(file: string): number | undefined {
+  try {
+    return Number(fs.readFileSync(file, 'utf8').trim()) || 0
+  } catch (err) {
+    if (code(err) === 'ENOENT') return undefined
+    throw err
+  }
+}
+
+/** Create `file` exclusively as a hard link of the written `mine` (EEXIST when it exists). */
+function createWith(mine: string, file: string): void {
+  try {
+    fs.linkSync(mine, file)
+  } catch (err) {
+    if (code(err) === 'EEXIST') throw err
+    // A file system without hard links: create, then write (a reader may see it empty briefly).
+    fs.writeFileSync(file, fs.readFileSync(mine), { flag: 'wx', mode: 0o600 })
+  }
+}
+
 /** Take the home lock, or throw HomeLocked naming the live holder. Returns the release function. */
 export function takeHomeLock(home: string): () => void {
   const file = homePaths.serveLock(home)
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 })
-      return () => {
-        try {
-          if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.unlinkSync(file)
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+  // The lock appears with its pid already in it (hard link of a written file): a reader never
+  // sees an empty lock and mistakes a starting holder for a dead one.
+  const mine = `${file}.${process.pid}.tmp`
+  fs.writeFileSync(mine, `${process.pid}\n`, { mode: 0o600 })
+  try {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        createWith(mine, file)
+        return () => {
+          if (holderOf(file) === process.pid) fs.rmSync(file, { force: true })
         }
+      } catch (err) {
+        if (code(err) !== 'EEXIST') throw err
       }
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      const holder = holderOf(file)
+      if (holder === undefined) continue // released meanwhile
+      if (pidAlive(holder) && holder !== process.pid) throw new HomeLocked(home, holder)
+      // A dead holder: take its lock over. Renaming it aside first makes the takeover race-free:
+      // of two processes taking over, only one rename of the stale file succeeds.
+      const aside = `${file}.stale-${process.pid}`
+      try {
+        fs.renameSync(file, aside)
+      } catch (err) {
+        if (code(err) === 'ENOENT') continue
+        throw err
+      }
+      // The rename moved whatever lock was there: when another serve took the dead lock over
+      // between our read and our rename, that is its live lock. Put it back and refuse.
+      const moved = holderOf(aside)
+      if (moved !== undefined && moved !== holder && moved !== process.pid && pidAlive(moved)) {
+        try {
+          createWith(aside, file)
+        } catch (err) {
+          if (code(err) !== 'EEXIST') throw err
+        }
+        fs.rmSync(aside, { force: true })
+        throw new HomeLocked(home, moved)
+      }
+      fs.rmSync(aside, { force: true })
     }
-    const holder = Number(fs.readFileSync(file, 'utf8').trim())
-    if (pidAlive(holder) && holder !== process.pid) throw new HomeLocked(home, holder)
-    // A dead holder: take its lock over. Renaming it aside first makes the takeover race-free:
-    // of two processes taking over, only one rename of the stale file succeeds.
-    const aside = `${file}.stale-${process.pid}`
-    try {
-      fs.renameSync(file, aside)
-      fs.unlinkSync(aside)
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
-    }
+    throw new Error(`could not take the lock ${file}`)
+  } finally {
+    fs.rmSync(mine, { force: true })
   }
-  throw new Error(`could not take the lock ${file}`)
 }
 
 export async function writeServeInfo(home: string, info: ServeInfo): Promise<void> {

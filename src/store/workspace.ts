@@ -23,6 +23,8 @@ export class Workspace {
   readonly repo: Repo
   readonly journalDir: string
   private ready: Promise<void> | undefined
+  /** Step commits since the last `git gc` of this repository (counted by the server). */
+  commitsSinceMaintain = 0
 
   constructor(
     readonly home: string,

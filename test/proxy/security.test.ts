@@ -1,0 +1,418 @@
+/**
+ * Security rules (DESIGN §4, §12): the one token rule, the loopback Host guard against DNS
+ * rebinding, an admin surface no web page can drive, provider keys from the environment that
+ * are never written anywhere, and no hop-by-hop or `x-holdfast-*` header ever reaching the provider.
+ */
+import Anthropic from '@anthropic-ai/sdk'
+import fs from 'node:fs'
+import OpenAI from 'openai'
+import { silentLogger } from '../../src/proxy/log'
+import { startServer } from '../../src/proxy/serve'
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
+import { configFor, git, startProxy, tempHome, writeConfig, type Proxy } from '../support/harness'
+import { allFileBytes, listTree, postAnthropic, postOpenai, rawRequest } from '../support/raw-http'
+
+const TOKEN = 'holdfast-test-token-7f3a9c21e5'
+const KEY = 'sk-ant-holdfast-env-key-5b8e2d4c1a'
+const CLIENT_KEY = 'sk-client-own-key-9d7c3b1e'
+const HELLO = '{"model":"claude-fake-1","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}'
+const HELLO_OAI = '{"model":"gpt-fake-1","messages":[{"role":"user","content":"hi"}]}'
+
+let plain: Proxy
+let tokened: Proxy
+let keyed: Proxy
+let unset: Proxy
+const fakes: FakeUpstream[] = []
+
+/** A proxy whose two default rows take their key from `env`. */
+async function proxyWithKeyRows(env: string): Promise<Proxy> {
+  const fake = await startFakeUpstream()
+  fakes.push(fake)
+  return startProxy({
+    fake,
+    config: {
+      providers: {
+        anthropic: { dialect: 'anthropic', base_url: fake.anthropicBaseUrl, api_key_env: env },
+        openai: { dialect: 'openai', base_url: fake.openaiBaseUrl, api_key_env: env },
+      },
+    },
+  })
+}
+
+beforeAll(async () => {
+  process.env.HF_TEST_KEY = KEY
+  delete process.env.HF_TEST_UNSET_KEY
+  ;[plain, tokened, keyed, unset] = await Promise.all([
+    startProxy(),
+    startProxy({ config: { token: TOKEN } }),
+    proxyWithKeyRows('HF_TEST_KEY'),
+    proxyWithKeyRows('HF_TEST_UNSET_KEY'),
+  ])
+})
+afterAll(async () => {
+  await Promise.all([plain, tokened, keyed, unset].map((q) => q?.close()))
+  await Promise.all(fakes.map((f) => f.close()))
+  delete process.env.HF_TEST_KEY
+})
+beforeEach(() => {
+  for (const q of [plain, tokened, keyed, unset]) q.fake.reset()
+})
+
+/** Every `x-holdfast-*` header name among what the provider received. */
+const holdfastHeadersAtFake = (q: Proxy): string[] =>
+  q.fake.received.flatMap((r) => Object.keys(r.headers).filter((h) => h.startsWith('x-holdfast-')))
+
+describe('the token rule', () => {
+  it('refuses every request without x-holdfast-token with a 401, and writes nothing', async () => {
+    await tokened.settled()
+    const before = listTree(tokened.home)
+    const a = await postAnthropic(tokened.url, '/v1/messages', HELLO)
+    expect(a.status).toBe(401)
+    expect(JSON.parse(a.body.toString())).toEqual({
+      type: 'error',
+      error: { type: 'authentication_error', message: expect.stringContaining('x-holdfast-token') },
+    })
+    const o = await postOpenai(tokened.url, '/v1/chat/completions', HELLO_OAI)
+    expect(o.status).toBe(401)
+    expect(JSON.parse(o.body.toString()).error).toMatchObject({ type: 'authentication_error' })
+    const models = await rawRequest(tokened.url, { method: 'GET', path: '/v1/models' })
+    expect(models.status).toBe(401)
+    const health = await rawRequest(tokened.url, { method: 'GET', path: '/_holdfast/health' })
+    expect(health.status).toBe(401)
+    const wrong = await postAnthropic(tokened.url, '/v1/messages', HELLO, {
+      'x-holdfast-token': TOKEN.replace(/.$/, 'X'),
+    })
+    expect(wrong.status).toBe(401)
+    const prefix = await postAnthropic(tokened.url, '/v1/messages', HELLO, {
+      'x-holdfast-token': TOKEN.slice(0, 16),
+    })
+    expect(prefix.status).toBe(401)
+    await tokened.settled()
+    expect(tokened.fake.received).toHaveLength(0)
+    expect(listTree(tokened.home)).toEqual(before)
+  })
+
+  it('proxies a request carrying the token, and no x-holdfast-* header reaches the provider', async () => {
+    const r = await postAnthropic(tokened.url, '/v1/messages', HELLO, {
+      'x-holdfast-token': TOKEN,
+      'x-holdfast-workspace': 'sec',
+      'x-holdfast-agent': 'tok',
+      'x-holdfast-role': 'reviewer',
+      'x-holdfast-anything': '1',
+    })
+    expect(r.status).toBe(200)
+    const models = await rawRequest(tokened.url, {
+      method: 'GET',
+      path: '/v1/models',
+      headers: { 'x-holdfast-token': TOKEN, 'x-holdfast-agent': 'tok', 'anthropic-version': '2023-06-01' },
+    })
+    expect(models.status).toBe(200)
+    expect(tokened.fake.received.map((x) => x.url)).toEqual(['/v1/messages', '/v1/models'])
+    expect(holdfastHeadersAtFake(tokened)).toEqual([])
+    await tokened.settled()
+    expect(git(tokened.repo('sec'), 'log', '--format=%s', 'agents/tok')).toMatch(
+      /^step 001: claude-fake-1 \[tok\]/,
+    )
+    const workspaces = `${tokened.home}/workspaces`
+    expect(allFileBytes(workspaces).includes(TOKEN)).toBe(false)
+    expect(git(tokened.repo('sec'), 'log', '-p', '--all')).not.toContain(TOKEN)
+  })
+
+  it('lets the SDKs through with the token as a default header, and refuses them without it', async () => {
+    const ok = new Anthropic({
+      baseURL: tokened.url,
+      apiKey: 'sk-test',
+      maxRetries: 0,
+      defaultHeaders: { 'x-holdfast-token': TOKEN },
+    })
+    const msg = await ok.messages.create({
+      model: 'claude-fake-1',
+      max_tokens: 8,
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(msg.type).toBe('message')
+    const refused = new OpenAI({ baseURL: `${tokened.url}/v1`, apiKey: 'sk-test', maxRetries: 0 })
+    await expect(
+      refused.chat.completions.create({ model: 'gpt-fake-1', messages: [{ role: 'user', content: 'hi' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.AuthenticationError)
+    await tokened.settled()
+  })
+})
+
+describe('binding', () => {
+  it('refuses to bind off loopback without a token, naming the address and the remedy', async () => {
+    const home = tempHome()
+    try {
+      writeConfig(home, configFor(plain.fake))
+      const saved = process.env.HOLDFAST_TOKEN
+      delete process.env.HOLDFAST_TOKEN
+      try {
+        await expect(startServer({ home, host: '0.0.0.0', port: 0, log: silentLogger() })).rejects.toThrow(
+          /binding 0\.0\.0\.0 \(off loopback\) requires a token/,
+        )
+      } finally {
+        if (saved !== undefined) process.env.HOLDFAST_TOKEN = saved
+      }
+      expect(listTree(home)).toEqual(['holdfast.yaml'])
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('the Host guard (DNS rebinding)', () => {
+  it.each([
+    'evil.example',
+    'evil.example:8787',
+    'localhost.evil.example',
+    '127.0.0.1.evil.example',
+    '10.0.0.1',
+  ])('refuses Host: %s with a 403 on every surface, and writes nothing', async (host) => {
+    await plain.settled()
+    const before = listTree(plain.home)
+    const r = await postAnthropic(plain.url, '/v1/messages', HELLO, { host })
+    expect(r.status).toBe(403)
+    expect(JSON.parse(r.body.toString())).toEqual({
+      type: 'error',
+      error: { type: 'permission_error', message: expect.stringContaining('not a loopback name') },
+    })
+    for (const path of ['/v1/models', '/_holdfast/health']) {
+      expect((await rawRequest(plain.url, { method: 'GET', path, headers: { host } })).status).toBe(403)
+    }
+    await plain.settled()
+    expect(plain.fake.received).toHaveLength(0)
+    expect(listTree(plain.home)).toEqual(before)
+  })
+
+  it.each(['127.0.0.1', 'localhost', '[::1]', 'app.localhost'])(
+    'accepts the loopback Host %s',
+    async (name) => {
+      const port = new URL(plain.url).port
+      const r = await rawRequest(plain.url, {
+        method: 'GET',
+        path: '/_holdfast/health',
+        headers: { host: `${name}:${port}` },
+      })
+      expect(r.status).toBe(200)
+    },
+  )
+})
+
+describe('the admin surface', () => {
+  it('answers GET /_holdfast/health with 200 JSON', async () => {
+    const r = await rawRequest(plain.url, { method: 'GET', path: '/_holdfast/health' })
+    expect(r.status).toBe(200)
+    expect(r.headers['content-type']).toBe('application/json')
+    expect(JSON.parse(r.body.toString())).toMatchObject({ ok: true, pid: process.pid, home: plain.home })
+  })
+
+  it.each(['http://evil.example', 'null', `http://127.0.0.1`])(
+    'refuses a request with Origin: %s (a web page) with a 403',
+    async (origin) => {
+      const r = await rawRequest(plain.url, { method: 'GET', path: '/_holdfast/health', headers: { origin } })
+      expect(r.status).toBe(403)
+      expect(JSON.parse(r.body.toString())).toEqual({
+        error: { code: 'ADMIN_REFUSED', message: expect.stringContaining('Origin') },
+      })
+    },
+  )
+
+  it.each([
+    ['text/plain', 'text/plain'],
+    ['a form', 'application/x-www-form-urlencoded'],
+    ['a multipart form', 'multipart/form-data; boundary=x'],
+    ['no content-type', undefined],
+  ])('refuses a POST with %s with a 403 (a form or a simple fetch cannot drive it)', async (_, type) => {
+    const r = await rawRequest(plain.url, {
+      path: '/_holdfast/tools/call',
+      body: '{"client":"x","tool":"y"}',
+      headers: type ? { 'content-type': type } : {},
+    })
+    expect(r.status).toBe(403)
+    expect(JSON.parse(r.body.toString()).error.code).toBe('ADMIN_REFUSED')
+  })
+
+  it('lets a JSON POST past the guard (then: no such endpoint, 404)', async () => {
+    const r = await rawRequest(plain.url, {
+      path: '/_holdfast/no-such-thing',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    })
+    expect(r.status).toBe(404)
+  })
+})
+
+describe('provider keys from api_key_env', () => {
+  it('replaces the client key on the anthropic row with x-api-key, on the recorded and the pass-through path', async () => {
+    const r = await postAnthropic(keyed.url, '/w/keys/a/raw/v1/messages', HELLO, {
+      'x-api-key': CLIENT_KEY,
+      authorization: `Bearer ${CLIENT_KEY}`,
+    })
+    expect(r.status).toBe(200)
+    const models = await rawRequest(keyed.url, {
+      method: 'GET',
+      path: '/v1/models',
+      headers: { 'anthropic-version': '2023-06-01', 'x-api-key': CLIENT_KEY },
+    })
+    expect(models.status).toBe(200)
+    for (const got of keyed.fake.received) {
+      expect(got.headers['x-api-key']).toBe(KEY)
+      expect(got.headers.authorization).toBeUndefined()
+    }
+    expect(keyed.fake.received).toHaveLength(2)
+  })
+
+  it('replaces the client key on a pass-through request that asks for 100-continue', async () => {
+    const r = await rawRequest(keyed.url, {
+      path: '/v1/responses',
+      body: '{"model":"gpt-fake-1","input":"hi"}',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${CLIENT_KEY}`,
+        expect: '100-continue',
+        'x-holdfast-agent': 'expect',
+      },
+    })
+    expect(r.status).toBe(200)
+    const got = keyed.fake.received[0]?.headers ?? {}
+    expect(got.authorization).toBe(`Bearer ${KEY}`)
+    expect(got.expect).toBeUndefined()
+    expect(got['x-holdfast-agent']).toBeUndefined()
+  })
+
+  it('replaces the Anthropic SDK key (sent as it sends it) with the row key', async () => {
+    const client = new Anthropic({ baseURL: `${keyed.url}/w/keys/a/sdk`, apiKey: CLIENT_KEY, maxRetries: 0 })
+    await client.messages.create({
+      model: 'claude-fake-1',
+      max_tokens: 8,
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    const got = keyed.fake.received[0]?.headers ?? {}
+    expect(got['x-api-key']).toBe(KEY)
+    expect(got.authorization).toBeUndefined()
+    expect(JSON.stringify(got)).not.toContain(CLIENT_KEY)
+  })
+
+  it('replaces the OpenAI SDK key with authorization: Bearer, on the recorded and the pass-through path', async () => {
+    const client = new OpenAI({ baseURL: `${keyed.url}/w/keys/a/oai/v1`, apiKey: CLIENT_KEY, maxRetries: 0 })
+    await client.chat.completions.create({ model: 'gpt-fake-1', messages: [{ role: 'user', content: 'hi' }] })
+    const list = await client.models.list()
+    expect(list.data.map((m) => m.id)).toEqual(['gpt-fake-1', 'gpt-fake-2'])
+    expect(keyed.fake.received.map((r) => r.url)).toEqual(['/v1/chat/completions', '/v1/models'])
+    for (const got of keyed.fake.received) {
+      expect(got.headers.authorization).toBe(`Bearer ${KEY}`)
+      expect(got.headers['x-api-key']).toBeUndefined()
+    }
+  })
+
+  it('writes neither the row key nor the client key to any file under the home or into git history', async () => {
+    await postAnthropic(keyed.url, '/w/keys/a/last/v1/messages', HELLO, { 'x-api-key': CLIENT_KEY })
+    await keyed.settled()
+    expect(listTree(keyed.home)).toEqual(expect.arrayContaining(['workspaces/keys/repo.git/']))
+    const bytes = allFileBytes(keyed.home)
+    expect(bytes.includes(KEY)).toBe(false)
+    expect(bytes.includes(CLIENT_KEY)).toBe(false)
+    const repos = fs.readdirSync(`${keyed.home}/workspaces`).map((ws) => keyed.repo(ws))
+    expect(repos).toEqual([keyed.repo('keys')])
+    const history = repos.map((repo) => git(repo, 'log', '-p', '--all')).join('\n')
+    expect(history).toContain('step 001')
+    expect(history).not.toContain(KEY)
+    expect(history).not.toContain(CLIENT_KEY)
+  })
+
+  it('answers 500 naming the variable when the row names an unset one, and sends nothing', async () => {
+    await unset.settled()
+    const before = listTree(unset.home)
+    const a = await postAnthropic(unset.url, '/v1/messages', HELLO)
+    expect(a.status).toBe(500)
+    expect(JSON.parse(a.body.toString()).error).toMatchObject({
+      type: 'api_error',
+      message: expect.stringContaining('$HF_TEST_UNSET_KEY'),
+    })
+    const o = await postOpenai(unset.url, '/v1/chat/completions', HELLO_OAI)
+    expect(o.status).toBe(500)
+    expect(JSON.parse(o.body.toString()).error.message).toContain('$HF_TEST_UNSET_KEY')
+    const models = await rawRequest(unset.url, { method: 'GET', path: '/v1/models' })
+    expect(models.status).toBe(500)
+    expect(models.body.toString()).toContain('$HF_TEST_UNSET_KEY')
+    await unset.settled()
+    expect(unset.fake.received).toHaveLength(0)
+    // A request that could not be sent is not a step: the home is unchanged.
+    expect(listTree(unset.home)).toEqual(before)
+  })
+})
+
+describe('hop-by-hop headers', () => {
+  const HOP = {
+    connection: 'x-custom, keep-alive',
+    'keep-alive': 'timeout=5',
+    'x-custom': '1',
+    'proxy-authorization': 'Basic c2VjcmV0OnNlY3JldA==',
+    'proxy-connection': 'keep-alive',
+    te: 'trailers',
+    upgrade: 'h2c',
+    expect: '100-continue',
+    'x-holdfast-note': 'not for the provider',
+    'x-kept': 'yes',
+  }
+  const DROPPED = [
+    'keep-alive',
+    'x-custom',
+    'proxy-authorization',
+    'proxy-connection',
+    'te',
+    'upgrade',
+    'expect',
+  ]
+
+  function expectClean(headers: Record<string, unknown>, fakeHost: string): void {
+    for (const name of DROPPED) expect([name, headers[name]]).toEqual([name, undefined])
+    expect(String(headers.connection ?? '')).not.toMatch(/x-custom/i)
+    expect(Object.keys(headers).filter((h) => h.startsWith('x-holdfast-'))).toEqual([])
+    expect(headers.host).toBe(fakeHost)
+    expect(headers['x-kept']).toBe('yes')
+  }
+
+  it('never reach the provider on the recorded path; host and content-length match what is sent', async () => {
+    const r = await rawRequest(plain.url, {
+      path: '/w/hop/a/main/v1/messages',
+      body: HELLO,
+      chunked: true,
+      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', ...HOP },
+    })
+    expect(r.status).toBe(200)
+    const got = plain.fake.received[0]
+    expect(got).toBeDefined()
+    expectClean(got?.headers ?? {}, new URL(plain.fake.url).host)
+    expect(got?.headers['transfer-encoding']).toBeUndefined()
+    expect(got?.headers['content-length']).toBe(String(got?.body.length))
+    expect(got?.body.toString()).toBe(HELLO)
+    await plain.settled()
+    const meta = JSON.parse(git(plain.repo('hop'), 'show', 'agents/main:steps/main/001/meta.json'))
+    expect(JSON.stringify(meta.request_headers)).not.toContain('c2VjcmV0')
+  })
+
+  it('never reach the provider on the pass-through path', async () => {
+    const r = await rawRequest(plain.url, {
+      method: 'GET',
+      path: '/v1/models',
+      headers: { 'anthropic-version': '2023-06-01', ...HOP },
+    })
+    expect(r.status).toBe(200)
+    expectClean(plain.fake.received[0]?.headers ?? {}, new URL(plain.fake.url).host)
+  })
+
+  it('never reach the provider on a pass-through POST with a body', async () => {
+    const body = '{"model":"gpt-fake-1","input":"hi"}'
+    const r = await rawRequest(plain.url, {
+      path: '/v1/responses',
+      body,
+      headers: { 'content-type': 'application/json', ...HOP },
+    })
+    expect(r.status).toBe(200)
+    const got = plain.fake.received[0]
+    expectClean(got?.headers ?? {}, new URL(plain.fake.url).host)
+    expect(got?.body.toString()).toBe(body)
+    expect(got?.headers['content-length']).toBe(String(Buffer.byteLength(body)))
+  })
+})
