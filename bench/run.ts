@@ -22,7 +22,11 @@ interface Proc {
 }
 
 async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Proc> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   const line = await new Promise<string>((resolve, reject) => {
     readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', resolve)
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)))
@@ -62,7 +66,12 @@ function post(url: string, body: Buffer, headers: Record<string, string> = {}): 
       {
         method: 'POST',
         agent,
-        headers: { 'content-type': 'application/json', 'content-length': body.length, 'anthropic-version': '2023-06-01', ...headers },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': body.length,
+          'anthropic-version': '2023-06-01',
+          ...headers,
+        },
       },
       (res) => {
         res.once('data', () => (ttfb = performance.now() - t0))
@@ -103,7 +112,12 @@ interface Run {
 }
 
 /** `n` requests at concurrency `c`; `urlFor(i)` picks the URL (an agent per lane for the proxy). */
-async function load(urlFor: (lane: number) => string, make: (i: number) => Buffer, n: number, c: number): Promise<Run> {
+async function load(
+  urlFor: (lane: number) => string,
+  make: (i: number) => Buffer,
+  n: number,
+  c: number,
+): Promise<Run> {
   const totals: number[] = []
   const ttfbs: number[] = []
   let next = 0
@@ -125,9 +139,71 @@ async function load(urlFor: (lane: number) => string, make: (i: number) => Buffe
 const kb = (n: number | undefined): string => String(Math.round((n ?? 0) / 1000))
 const f = (x: number): string => (Number.isNaN(x) ? '-' : x < 10 ? x.toFixed(2) : x.toFixed(1))
 
+/**
+ * Role resolution per step at step 1 and at step 500 of one agent, in-process: warm (config refs
+ * unchanged: read the refs, hit the cache) and right after a config ref moved (recompute).
+ */
+async function roleResolution(): Promise<string[]> {
+  const { Workspace } = await import('../src/store/workspace')
+  const { ConfigReader } = await import('../src/store/config-lineage')
+  const { setRole } = await import('../src/store/config-edit')
+  const { readRef } = await import('../src/store/git-refs')
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-bench-roles-'))
+  const ws = new Workspace(home, 'bench')
+  await ws.ensure()
+  const rows = { anthropic: { dialect: 'anthropic' as const, base_url: 'http://127.0.0.1:9' } }
+  await setRole(ws.repo, 'default', 'reviewer', { provider: 'anthropic', model: 'm1' }, rows)
+  const reader = new ConfigReader(ws.repo)
+  const tip = async (): Promise<string | undefined> => readRef(ws.repo, 'refs/heads/agents/a')
+  const measure = async (): Promise<{ warm: number; moved: number }> => {
+    const warm: number[] = []
+    for (let i = 0; i < 200; i++) {
+      const t = performance.now()
+      await reader.resolve('agent:a', tip)
+      warm.push(performance.now() - t)
+    }
+    await setRole(ws.repo, 'default', 'reviewer', { provider: 'anthropic', model: `m${Date.now()}` }, rows)
+    const t = performance.now()
+    await reader.resolve('agent:a', tip)
+    return { warm: pct(warm, 50), moved: performance.now() - t }
+  }
+  const step = async (n: number): Promise<void> => {
+    const dir = ws.stepDir('a', n)
+    fs.mkdirSync(dir, { recursive: true })
+    fs.writeFileSync(path.join(dir, 'meta.json'), '{}')
+    fs.writeFileSync(path.join(dir, 'request.json'), JSON.stringify({ n, pad: 'x'.repeat(4000) }))
+  }
+  await step(1)
+  await ws.commitSteps([{ agent: 'a', n: 1, model: 'm' }])
+  const at1 = await measure()
+  for (let n = 2; n <= 500; n += 50) {
+    const batch = []
+    for (let k = n; k < n + 50 && k <= 500; k++) {
+      await step(k)
+      batch.push({ agent: 'a', n: k, model: 'm' })
+    }
+    await ws.commitSteps(batch)
+  }
+  const at500 = await measure()
+  fs.rmSync(home, { recursive: true, force: true })
+  return [
+    '| role resolution per step | warm (config refs unchanged) ms | right after a config ref moved ms |',
+    '|---|---|---|',
+    `| step 1 | ${at1.warm.toFixed(3)} | ${at1.moved.toFixed(2)} |`,
+    `| step 500 | ${at500.warm.toFixed(3)} | ${at500.moved.toFixed(2)} |`,
+  ]
+}
+
 async function main(): Promise<void> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-bench-'))
-  const fake = await start(['-r', REGISTER, 'test/support/fake-upstream-main.ts', '--port', '0', '--no-cache-model'])
+  const fake = await start([
+    '-r',
+    REGISTER,
+    'test/support/fake-upstream-main.ts',
+    '--port',
+    '0',
+    '--no-cache-model',
+  ])
   fs.writeFileSync(
     path.join(home, 'holdfast.yaml'),
     JSON.stringify({
@@ -140,9 +216,12 @@ async function main(): Promise<void> {
       maintenance: { gc_every_steps: 0 },
     }),
   )
-  const proxy = await start([path.join(ROOT, 'dist', 'cli', 'run.js'), 'serve', '--home', home, '--port', '0'], {
-    HOLDFAST_LOG_LEVEL: 'warn',
-  })
+  const proxy = await start(
+    [path.join(ROOT, 'dist', 'cli', 'run.js'), 'serve', '--home', home, '--port', '0'],
+    {
+      HOLDFAST_LOG_LEVEL: 'warn',
+    },
+  )
   const pid = proxy.child.pid as number
   const direct = (): string => `${fake.url}/v1/messages`
   const via = (lane: number, tag: string): string => `${proxy.url}/w/bench/a/${tag}-${lane}/v1/messages`
@@ -180,8 +259,18 @@ async function main(): Promise<void> {
   const sizes: number[] = []
   let messages: unknown[] = []
   for (let i = 1; i <= steps; i++) {
-    messages = [...messages, { role: 'user', content: `turn ${i} ${'x'.repeat(2000)}` }, { role: 'assistant', content: 'ok' }]
-    const b = Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [...messages, { role: 'user', content: 'go' }] }))
+    messages = [
+      ...messages,
+      { role: 'user', content: `turn ${i} ${'x'.repeat(2000)}` },
+      { role: 'assistant', content: 'ok' },
+    ]
+    const b = Buffer.from(
+      JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 8,
+        messages: [...messages, { role: 'user', content: 'go' }],
+      }),
+    )
     sizes.push(b.length)
     const d = await post(direct(), b)
     const p = await post(`${proxy.url}/w/bench/a/long/v1/messages`, b)
@@ -192,14 +281,16 @@ async function main(): Promise<void> {
   // Commit lag: how long after the last answer until every step is committed.
   const t0 = performance.now()
   for (;;) {
-    const health = await new Promise<{ agents: { next_step: number; committed: number }[] }>((resolve, reject) => {
-      http.get(`${proxy.url}/_holdfast/health`, { agent }, (res) => {
-        let s = ''
-        res.on('data', (c: Buffer) => (s += c.toString()))
-        res.on('end', () => resolve(JSON.parse(s)))
-        res.on('error', reject)
-      })
-    })
+    const health = await new Promise<{ agents: { next_step: number; committed: number }[] }>(
+      (resolve, reject) => {
+        http.get(`${proxy.url}/_holdfast/health`, { agent }, (res) => {
+          let s = ''
+          res.on('data', (c: Buffer) => (s += c.toString()))
+          res.on('end', () => resolve(JSON.parse(s)))
+          res.on('error', reject)
+        })
+      },
+    )
     if (health.agents.every((a) => a.committed === a.next_step - 1)) break
     await new Promise((r) => setTimeout(r, 10))
   }
@@ -208,6 +299,7 @@ async function main(): Promise<void> {
   proxy.child.kill('SIGTERM')
   fake.child.kill('SIGTERM')
   await new Promise((r) => proxy.child.once('exit', r))
+  const roles = await roleResolution()
   const out = [
     `Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${new Date().toISOString().slice(0, 10)}${QUICK ? ', --quick' : ''}`,
     '',
@@ -221,13 +313,18 @@ async function main(): Promise<void> {
     `| steps ${steps - 49}–${steps} (requests ${kb(sizes[steps - 50])}–${kb(sizes[steps - 1])} KB) | ${f(pct(late, 50))} | ${f(pct(late, 99))} |`,
     '',
     `Peak proxy RSS: ${f(peak)} MB. All steps committed ${f(drainMs)} ms after the last answer.`,
+    '',
+    ...roles,
   ]
   process.stdout.write(out.join('\n') + '\n')
   fs.rmSync(home, { recursive: true, force: true })
   agent.destroy()
 }
 
-main().catch((err) => {
+const entry = process.argv.includes('--roles-only')
+  ? async () => process.stdout.write((await roleResolution()).join('\n') + '\n')
+  : main
+entry().catch((err) => {
   console.error(err)
   process.exit(1)
 })

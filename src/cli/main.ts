@@ -9,6 +9,11 @@ import { registerServe } from './serve'
 import { registerEnv } from './env'
 import { registerSteps } from './steps'
 import { registerWhy } from './why'
+import { registerConfig } from './config'
+import { registerRoles } from './roles'
+import { registerClients } from './clients'
+import { registerTypes } from './types'
+import { registerHooks } from './hooks'
 import { CliError } from './output'
 
 /** The package version (package.json sits two levels up from both src/cli and dist/cli). */
@@ -34,6 +39,11 @@ export function buildProgram(): Command {
   registerEnv(program)
   registerSteps(program)
   registerWhy(program)
+  registerRoles(program)
+  registerConfig(program)
+  registerClients(program)
+  registerTypes(program)
+  registerHooks(program)
   return program
 }
 

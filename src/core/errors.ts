@@ -58,6 +58,22 @@ export const ERROR_CODES = {
     meaning: 'An admin request carried an Origin header or a non-JSON body.',
   },
   NOT_FOUND: { status: 404, type: 'not_found_error', meaning: 'No such endpoint.' },
+  BAD_REQUEST: {
+    status: 400,
+    type: 'invalid_request_error',
+    meaning: 'An admin request is missing a field or gives one of the wrong type.',
+  },
+  CLIENT_UNKNOWN: {
+    status: 404,
+    type: 'not_found_error',
+    meaning: 'holdfast.yaml declares no client (tool host) of that name.',
+  },
+  LOAD_REFUSED: {
+    status: 409,
+    type: 'invalid_request_error',
+    meaning:
+      'A load or unload was refused whole (a tool not advertised or not loaded, a name not callable, a client not declared or not registered in the workspace); nothing was written.',
+  },
   RECORD_FAULT: {
     status: 500,
     type: 'api_error',

@@ -6,6 +6,8 @@
 import type http from 'node:http'
 import { HoldfastError } from '../core/errors'
 import type { Addressed } from './address'
+import { handleClientsAdmin } from './admin-clients'
+import { handleEventsAdmin } from './admin-events'
 import type { ServerContext } from './context'
 import { sendError, sendJson } from './respond'
 
@@ -34,6 +36,14 @@ export async function handleAdmin(
           stalled: s.stalled ? s.stalled.message : null,
         })),
       })
+      return
+    }
+    if (pathname !== undefined && /^\/_holdfast\/(clients|tools)(\/|$)/.test(pathname)) {
+      await handleClientsAdmin(ctx, req, res, pathname, new URLSearchParams(a.path.split('?')[1] ?? ''))
+      return
+    }
+    if (pathname?.startsWith('/_holdfast/events/')) {
+      await handleEventsAdmin(ctx, req, res, pathname)
       return
     }
     throw new HoldfastError('NOT_FOUND', `no such admin endpoint: ${req.method ?? 'GET'} ${pathname}`)

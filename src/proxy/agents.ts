@@ -47,7 +47,10 @@ export class AgentState {
   /** Highest step committed on the branch. */
   committed = 0
   cached: CachedPrevious | undefined
+  /** Settles when every queued commit has landed (or failed). */
   private chain: Promise<void> = Promise.resolve()
+  /** Settles when every queued commit has been handed to the committer, in step order. */
+  private submitted: Promise<unknown> = Promise.resolve()
   /** Set when a commit failed for good: later steps stay in the journal until a restart recovers them. */
   stalled: Error | undefined
   private initialized: Promise<void> | undefined
@@ -127,43 +130,36 @@ export class AgentState {
   }
 
   /**
-   * Queue step `n`'s commit behind every earlier one; it runs once `finished` settles.
-   * Returns a promise that settles when this step is committed (or left for recovery).
+   * Queue step `n`'s commit: it is submitted once `finished` settles and every earlier step was
+   * submitted, so the committer receives an agent's steps in order (it keeps that order, batches,
+   * and retries a branch it cannot move). Returns a promise settling when the commit has landed,
+   * or failed for good (then this agent's later steps stay in the journal until a restart).
    */
   queueCommit(n: number, finished: Promise<unknown>, model: () => string | null): Promise<void> {
-    const run = async (): Promise<void> => {
-      await finished.catch(() => undefined)
+    const submitted = this.submitted.then(() => finished.catch(() => undefined))
+    this.submitted = submitted
+    const landed = submitted.then(async () => {
       if (this.stalled) return
-      let lastErr: unknown
-      for (const wait of [0, 100, 500, 2000]) {
-        if (wait) await new Promise((r) => setTimeout(r, wait))
-        try {
-          const t0 = Date.now()
-          await this.committer.commit(this.ws.home, this.ws.name, this.name, n, model())
-          this.log.debug(
-            { ws: this.ws.name, agent: this.name, step: formatStep(n), ms: Date.now() - t0 },
-            'committed',
-          )
-          this.committed = n
-          this.maybeMaintain()
-          return
-        } catch (err) {
-          lastErr = err
-          this.log.warn(
-            { ws: this.ws.name, agent: this.name, step: formatStep(n), err: String(err) },
-            'commit failed; retrying',
-          )
-        }
+      const t0 = Date.now()
+      try {
+        await this.committer.commit(this.ws.home, this.ws.name, this.name, n, model())
+      } catch (err) {
+        this.stalled ??= err instanceof Error ? err : new Error(String(err))
+        this.log.error(
+          { ws: this.ws.name, agent: this.name, step: formatStep(n), err: String(err) },
+          "commit failed; this agent's later steps stay in the journal until holdfast restarts",
+        )
+        return
       }
-      this.stalled = lastErr instanceof Error ? lastErr : new Error(String(lastErr))
-      this.log.error(
-        { ws: this.ws.name, agent: this.name, step: formatStep(n), err: String(lastErr) },
-        "commit failed; this agent's later steps stay in the journal until holdfast restarts",
+      this.log.debug(
+        { ws: this.ws.name, agent: this.name, step: formatStep(n), ms: Date.now() - t0 },
+        'committed',
       )
-    }
-    const done = this.chain.then(run)
-    this.chain = done
-    return done
+      this.committed = Math.max(this.committed, n)
+      this.maybeMaintain()
+    })
+    this.chain = Promise.all([this.chain, landed]).then(() => undefined)
+    return landed
   }
 
   /** Schedule `git gc` off the request path every `gcEvery` commits of the workspace. */

@@ -6,6 +6,8 @@
 import type { HoldfastConfig } from '../store/config'
 import { type Committer, WorkerCommitter } from '../store/committer'
 import { Workspace } from '../store/workspace'
+import { ConfigReader } from '../store/config-lineage'
+import { ToolHosts } from '../tools/hosts'
 import { AgentState } from './agents'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
@@ -19,6 +21,8 @@ export class ServerContext {
   readonly holdLongTtlMs: number
   readonly bodyLimit: number
   gcEvery: number
+  /** The tool hosts (MCP clients), connected lazily; closed at shutdown. */
+  readonly tools: ToolHosts
 
   constructor(
     readonly home: string,
@@ -31,6 +35,16 @@ export class ServerContext {
     this.holdLongTtlMs = config.hold?.long_ttl_ms ?? 3_600_000
     this.bodyLimit = config.limits?.body_bytes ?? 32 * 1024 * 1024
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200
+    this.tools = new ToolHosts(home, () => this.config, log)
+  }
+
+  private readonly readers = new Map<string, ConfigReader>()
+
+  /** The roles reader of a workspace (one per workspace: its caches live as long as the server). */
+  configReader(ws: string): ConfigReader {
+    let r = this.readers.get(ws)
+    if (!r) this.readers.set(ws, (r = new ConfigReader(this.workspace(ws).repo)))
+    return r
   }
 
   workspace(name: string): Workspace {

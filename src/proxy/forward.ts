@@ -167,7 +167,7 @@ export async function finish(ctx: ServerContext, ex: Exchange, f: Forwarded): Pr
     stop_reason: facts.stopReason,
     error: f.error ?? (decodeError ? { code: 'RESPONSE_UNDECODABLE', message: decodeError } : null),
   }
-  finishRecord(step.dir, f.status === null ? undefined : { file, bytes: decoded }, meta)
+  await finishRecord(step.dir, f.status === null ? undefined : { file, bytes: decoded }, meta)
   step.agent.answered(step.n, f.status ?? undefined)
   step.meta = meta
   return meta

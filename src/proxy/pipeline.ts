@@ -6,18 +6,23 @@
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import { randomUUID } from 'node:crypto'
+import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { HoldfastError } from '../core/errors'
 import { hold, type HoldVerdict, type PreviousStep, RecordFault } from '../core/hold'
+import { withHistoryClosed } from '../core/history-closure'
 import { isObject, type Json, type JsonObject } from '../core/json'
 import { presentedName } from '../core/loaded-set'
 import { formatStep } from '../core/naming'
+import { type RoleDecl, routeByRole } from '../core/roles'
 import { applyEdits, type Edit, jsonBytes, scanTopLevel, type ScannedTop } from '../core/splice'
 import type { Dialect } from '../dialects/types'
 import type { Change, StepMeta } from '../generated/meta'
 import type { ProviderRow } from '../store/config'
 import { readLoadedSet } from '../store/loaded-sets'
+import { readRef } from '../store/git-refs'
+import { agentRef, configRef, DEFAULT_LINEAGE } from '../store/home'
 import { REQUEST_FILE, writeRecord } from '../store/journal'
 import type { AgentState } from './agents'
 import type { ServerContext } from './context'
@@ -47,6 +52,8 @@ export interface Exchange {
   readonly parsed: JsonObject
   readonly top: ScannedTop
   route?: Route
+  /** Top-level fields resolve and compose set (role model, tools, …), spliced in one pass. */
+  overrides: JsonObject
   /** Field edits compose decided on, applied in one splice. */
   edits: Edit[]
   changes: Change[]
@@ -97,6 +104,7 @@ export function accept(
     raw,
     parsed,
     top,
+    overrides: {},
     edits: [],
     changes: [],
     injected: [],
@@ -107,25 +115,81 @@ export function accept(
 /** identify: plugins may reassign the agent (DESIGN §10); none are loaded yet. */
 export function identify(_ctx: ServerContext, _ex: Exchange): void {}
 
-/** resolve: the dialect's default provider row (the row named after the dialect). */
-export function resolve(ctx: ServerContext, ex: Exchange): void {
+/**
+ * resolve: the role the request names (x-holdfast-role, else a model equal to a role name) at
+ * the agent's followed config, or the dialect's default row (the row named after the dialect).
+ * The followed config is recorded either way; roles are read at each step boundary.
+ */
+export async function resolve(ctx: ServerContext, ex: Exchange): Promise<void> {
+  const ws = ctx.workspace(ex.workspace)
+  // A workspace that does not exist yet has only the starter config (no roles); it is created
+  // when the step is recorded, so a request refused before that leaves nothing on disk.
+  const resolved = fs.existsSync(ws.repo.gitdir)
+    ? await ctx.configReader(ex.workspace).resolve(`agent:${ex.agent}`, async () => {
+        return (
+          (await readRef(ws.repo, agentRef(ex.agent))) ?? (await readRef(ws.repo, configRef(DEFAULT_LINEAGE)))
+        )
+      })
+    : undefined
+  let roles: Record<string, RoleDecl> | undefined = resolved ? undefined : {}
+  let why: string | undefined
+  let configCommit: string | null = null
+  let configNote: string | null = null
+  if (!resolved) configNote = 'new workspace: the starter config declares no roles'
+  else if (!resolved.ok) why = configNote = resolved.message
+  else {
+    configCommit = resolved.followed.commit
+    if (resolved.followed.kind === 'held') configNote = resolved.followed.note
+    if (resolved.roles.ok) roles = resolved.roles.value.roles
+    else why = configNote = resolved.roles.error
+  }
   const name = ex.dialect.name
-  const row = ctx.config.providers[name]
+  const r = routeByRole(
+    first(ex.headers['x-holdfast-role']),
+    ex.parsed.model,
+    roles,
+    why,
+    ctx.config.providers,
+    name,
+  )
+  if (r.kind === 'refused') throw new HoldfastError(r.code, r.message)
+  const provider = r.kind === 'role' ? r.provider : name
+  const row = ctx.config.providers[provider]
   if (!row) {
     throw new HoldfastError(
       'NO_PROVIDER_ROW',
       `holdfast.yaml declares no provider row "${name}" for ${name} requests`,
     )
   }
-  const model = typeof ex.parsed.model === 'string' ? ex.parsed.model : null
+  let model = typeof ex.parsed.model === 'string' ? ex.parsed.model : null
+  if (r.kind === 'role') {
+    if (r.model !== ex.parsed.model) {
+      ex.overrides.model = r.model
+      ex.changes.push({
+        field: 'model',
+        why: `role "${r.role}" (${r.via === 'header' ? 'x-holdfast-role' : 'model names the role'}) uses ${r.model}`,
+      })
+    }
+    model = r.model
+    const maxField = ex.dialect.maxTokensField
+    const clientSent =
+      ex.parsed[maxField] !== undefined || (name === 'openai' && ex.parsed.max_tokens !== undefined)
+    if (r.maxOutputTokens !== undefined && !clientSent) {
+      ex.overrides[maxField] = r.maxOutputTokens
+      ex.changes.push({
+        field: maxField,
+        why: `role "${r.role}" sets max_output_tokens ${r.maxOutputTokens}`,
+      })
+    }
+  }
   ex.route = {
-    provider: name,
+    provider,
     row,
     url: upstreamUrl(row, ex.path),
     model,
-    role: null,
-    configCommit: null,
-    configNote: null,
+    role: r.kind === 'role' ? r.role : null,
+    configCommit,
+    configNote,
   }
 }
 
@@ -133,7 +197,7 @@ export function resolve(ctx: ServerContext, ex: Exchange): void {
 export function compose(ctx: ServerContext, ex: Exchange): void {
   const route = ex.route as Route
   const loaded = readLoadedSet(ctx.home, ex.workspace, ex.agent)
-  const overrides: JsonObject = {}
+  const overrides = ex.overrides
   if (loaded.length > 0) {
     const clientTools = Array.isArray(ex.parsed.tools) ? ex.parsed.tools : []
     const clientNames = new Set(clientTools.map((t) => ex.dialect.toolName(t)).filter((n) => n !== undefined))
@@ -215,7 +279,17 @@ export function applyHold(ctx: ServerContext, ex: Exchange, previous: PreviousSt
       why: `hold: re-sent the previous step's tools array; held: ${v.held.join(', ')}`,
     })
   }
-  ex.sent = { bytes: result.body, parsed, verdict: v }
+  // History closure (DESIGN §7) on what is about to be sent, so after the hold: a name the hold
+  // re-declares needs none, and a closure inside the composition would defeat the hold.
+  const closed = withHistoryClosed(ex.dialect, result.body, parsed, Object.keys(ctx.config.clients ?? {}))
+  if (closed) {
+    parsed = closed.parsed
+    ex.changes.push({
+      field: 'tools',
+      why: `history closure: declared ${closed.names.join(', ')} (called in the transcript, no longer loaded) with its refusal as description`,
+    })
+  }
+  ex.sent = { bytes: closed?.bytes ?? result.body, parsed, verdict: v }
 }
 
 const SECRET_HEADER = /auth|key|token|secret|cookie|password|credential/i

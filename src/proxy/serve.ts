@@ -5,6 +5,7 @@
  * order before the first new request is accepted.
  */
 import path from 'node:path'
+import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import { formatStep } from '../core/naming'
 import { configuredToken, loadConfig, type HoldfastConfig } from '../store/config'
@@ -15,9 +16,13 @@ import {
   pruneJournal,
   readMetaSync,
   REQUEST_FILE,
+  RESPONSE_FILES,
 } from '../store/journal'
 import { takeHomeLock, writeServeInfo, removeServeInfo } from '../store/serve-lock'
 import { listWorkspaces, Workspace } from '../store/workspace'
+import { configWarnings } from '../store/config-lineage'
+import { syncRegistrations } from '../tools/registration'
+import { logHookInstall } from '../hooks/install'
 import { isLoopbackBind } from './address'
 import { ServerContext } from './context'
 import type { Logger } from './log'
@@ -59,12 +64,14 @@ export async function recoverWorkspace(ws: Workspace, log: Logger): Promise<numb
       }
       const meta = readMetaSync(dir)
       if (meta && meta.ended_at === undefined) {
-        finishRecord(dir, undefined, {
+        // A response file written (atomically) before the crash is whole: keep and name it.
+        const response = RESPONSE_FILES.find((f) => fs.existsSync(path.join(dir, f))) ?? null
+        await finishRecord(dir, undefined, {
           ...meta,
           ended_at: new Date().toISOString(),
           status: null,
           outcome: 'interrupted',
-          response_file: null,
+          response_file: response,
           usage: null,
           cost: null,
           stop_reason: null,
@@ -98,8 +105,14 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   let upstream: Upstream | undefined
   try {
     for (const name of await listWorkspaces(opts.home)) {
-      await recoverWorkspace(new Workspace(opts.home, name), opts.log)
+      const ws = new Workspace(opts.home, name)
+      await recoverWorkspace(ws, opts.log) // its ensure() installs or refreshes the git hook
+      logHookInstall(opts.log, name, ws.hookInstall)
+      for (const warning of await configWarnings(ws.repo, config.providers)) {
+        opts.log.warn({ ws: name }, `roles: ${warning}; requests using that role are refused`)
+      }
     }
+    await syncRegistrations(opts.home, config)
     upstream = new Upstream({
       headersTimeoutMs: config.timeouts?.upstream_headers_ms ?? 600_000,
       bodyTimeoutMs: config.timeouts?.upstream_body_ms ?? 600_000,
@@ -126,6 +139,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           ctx.closing = true
           const closed = new Promise<void>((r) => server.close(() => r()))
           server.closeIdleConnections()
+          await ctx.tools.close() // kills tool hosts; a call in flight answers in band at once
           await ctx.drain()
           server.closeAllConnections()
           await closed

@@ -69,7 +69,7 @@ async function handleStep(
       raw,
     )
     identify(ctx, ex)
-    resolve(ctx, ex)
+    await resolve(ctx, ex)
     // A row whose key variable is unset cannot send: refuse before a step is numbered or recorded.
     const route = ex.route as NonNullable<Exchange['route']>
     rowKey(route.provider, route.row)

@@ -10,7 +10,7 @@ import YAML from 'yaml'
 import type { HoldfastConfig, ProviderRow } from '../generated/holdfast'
 import { checkName } from '../core/naming'
 import { homePaths } from './home'
-import { schemaValidator } from './schemas'
+import { firstError, schemaValidator } from './schemas'
 
 export type { HoldfastConfig, ProviderRow }
 
@@ -63,7 +63,7 @@ export function parseConfig(text: string, file: string): HoldfastConfig {
     d.providers ??= {}
   }
   if (!validate(doc)) {
-    const first = validate.errors?.[0]
+    const first = firstError(validate.errors)
     throw new ConfigError(first ? describeSchemaError(file, first) : `${file}: invalid`)
   }
   const config = doc

@@ -62,10 +62,9 @@ async function readText(file: string): Promise<string | undefined> {
   }
 }
 
-/** `packed-refs` as ref → oid (comment and `^` peel lines skipped); empty when absent. */
-async function readPackedRefs(gitdir: string): Promise<Map<string, string>> {
+/** `packed-refs` text as ref → oid (comment and `^` peel lines skipped). */
+export function parsePackedRefs(text: string | undefined): Map<string, string> {
   const refs = new Map<string, string>()
-  const text = await readText(path.join(gitdir, 'packed-refs'))
   for (const line of text?.split('\n') ?? []) {
     if (line === '' || line.startsWith('#') || line.startsWith('^')) continue
     const space = line.indexOf(' ')
@@ -73,6 +72,11 @@ async function readPackedRefs(gitdir: string): Promise<Map<string, string>> {
     if (space === 40 && OID.test(oid)) refs.set(line.slice(space + 1).trimEnd(), oid)
   }
   return refs
+}
+
+/** `packed-refs` as ref → oid; empty when absent. */
+async function readPackedRefs(gitdir: string): Promise<Map<string, string>> {
+  return parsePackedRefs(await readText(path.join(gitdir, 'packed-refs')))
 }
 
 function parseLoose(ref: string, text: string): string {

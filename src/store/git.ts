@@ -127,6 +127,14 @@ export async function commitFiles(
   return oid
 }
 
+/** Set `key` (e.g. `core.hooksPath`) in the repository's own config when it differs; true when written. */
+export async function ensureRepoConfig(repo: Repo, key: string, value: string): Promise<boolean> {
+  const current: unknown = await git.getConfig({ fs: repo.fs, gitdir: repo.gitdir, path: key })
+  if (current === value) return false
+  await git.setConfig({ fs: repo.fs, gitdir: repo.gitdir, path: key, value })
+  return true
+}
+
 /**
  * Create the bare repository at `gitdir` (HEAD → `refs/heads/<branch>`) with a root commit on
  * `branch` holding `files`. Idempotent and race-safe: an existing branch is kept; returns its tip.

@@ -9,7 +9,7 @@ import fsp from 'node:fs/promises'
 import path from 'node:path'
 import type { StepMeta } from '../generated/meta'
 import { compareSteps, formatStep, parseStep } from '../core/naming'
-import { writeFileAtomicSync } from './atomic'
+import { writeFileAtomic, writeFileAtomicSync } from './atomic'
 
 export type { StepMeta }
 
@@ -30,14 +30,17 @@ export function writeRecord(stepDir: string, request: Buffer, meta: StepMeta): v
   writeFileAtomicSync(path.join(stepDir, REQUEST_FILE), request)
 }
 
-/** Write the finish half: the response (when any), then the completed meta. */
-export function finishRecord(
+/**
+ * Write the finish half: the response (when any), then the completed meta. Asynchronous: the
+ * client already has its answer, and the event loop stays free for the next request.
+ */
+export async function finishRecord(
   stepDir: string,
   response: { file: ResponseFile; bytes: Buffer } | undefined,
   meta: StepMeta,
-): void {
-  if (response) writeFileAtomicSync(path.join(stepDir, response.file), response.bytes)
-  writeFileAtomicSync(path.join(stepDir, META_FILE), metaBytes(meta))
+): Promise<void> {
+  if (response) await writeFileAtomic(path.join(stepDir, response.file), response.bytes)
+  await writeFileAtomic(path.join(stepDir, META_FILE), metaBytes(meta))
 }
 
 export function metaBytes(meta: StepMeta): Buffer {

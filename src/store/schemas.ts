@@ -5,10 +5,10 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import Ajv, { type ValidateFunction } from 'ajv'
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv'
 
 export const SCHEMAS_DIR = path.join(__dirname, '..', '..', 'schemas')
-export const ajv = new Ajv({ allErrors: false, useDefaults: true, strict: false })
+export const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false })
 const compiled = new Map<string, ValidateFunction>()
 
 /** The compiled validator of `schemas/<name>.schema.json`. */
@@ -22,4 +22,11 @@ export function schemaValidator<T>(name: string): ValidateFunction<T> {
     compiled.set(name, v)
   }
   return v as ValidateFunction<T>
+}
+
+/** The error to tell a person first: an unknown key (often a typo) before what it made missing. */
+export function firstError(errors: readonly ErrorObject[] | null | undefined): ErrorObject | undefined {
+  const rank = (e: ErrorObject): number =>
+    e.keyword === 'additionalProperties' ? 0 : e.keyword === 'required' ? 1 : 2
+  return [...(errors ?? [])].sort((a, b) => rank(a) - rank(b))[0]
 }

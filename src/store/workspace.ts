@@ -7,11 +7,12 @@
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { formatStep, parseStep } from '../core/naming'
+import { type HookInstall, installHooks } from '../hooks/install'
 import { openRepo, type Repo } from './git-repo'
-import { casRef, clearStaleLocks, readRef, RefConflict } from './git-refs'
-import { commitFiles, initRepo, listDir } from './git'
-import { agentRef, configRef, DEFAULT_LINEAGE, homePaths, stepTreeDir } from './home'
-import { readStepFiles } from './journal'
+import { clearStaleLocks, readRef } from './git-refs'
+import { initRepo, listDir } from './git'
+import { type Committed, commitSteps, type StepToCommit } from './step-commits'
+import { agentRef, DEFAULT_LINEAGE, homePaths } from './home'
 
 export const STARTER_PROVIDERS_YAML = `# Roles for this workspace: a request whose model (or x-holdfast-role header) names a role
 # is routed to that role's provider row (declared in holdfast.yaml) with that role's model.
@@ -23,6 +24,8 @@ export class Workspace {
   readonly repo: Repo
   readonly journalDir: string
   private ready: Promise<void> | undefined
+  /** What `ensure()` did with the repository's git hook (hooks/install.ts). */
+  hookInstall: HookInstall | undefined
   /** Step commits since the last `git gc` of this repository (counted by the server). */
   commitsSinceMaintain = 0
 
@@ -43,6 +46,8 @@ export class Workspace {
         files: { 'providers.yaml': STARTER_PROVIDERS_YAML },
         message: 'config: starter providers.yaml',
       })
+      // Install or refresh the git hook; a failure never fails the caller (serve logs it).
+      this.hookInstall = await installHooks(this.home, this.name)
     })()
     return this.ready
   }
@@ -67,23 +72,15 @@ export class Workspace {
 
   /** Commit one journal step on the agent's branch; returns the commit id. */
   async commitStep(agent: string, n: number, model: string | null): Promise<string> {
-    const files = await readStepFiles(this.stepDir(agent, n))
-    const tree: Record<string, Buffer> = {}
-    const dir = stepTreeDir(agent, n)
-    for (const [name, bytes] of files) tree[`${dir}/${name}`] = bytes
-    const message = `step ${formatStep(n)}: ${model ?? 'unknown model'} [${agent}]\n`
-    for (let attempt = 0; ; attempt++) {
-      const current = (await readRef(this.repo, agentRef(agent))) ?? null
-      const parent = current ?? (await readRef(this.repo, configRef(DEFAULT_LINEAGE)))
-      const oid = await commitFiles(this.repo, { parent, files: tree, message })
-      try {
-        await casRef(this.repo, agentRef(agent), oid, current)
-        return oid
-      } catch (err) {
-        // Someone else moved the branch between our read and our swap: build on their tip.
-        if (!(err instanceof RefConflict) || attempt >= 3) throw err
-      }
-    }
+    const { oids, failed } = await commitSteps(this.repo, this.journalDir, [{ agent, n, model }])
+    const err = failed.get(agent)
+    if (err) throw err
+    return oids.get(`${agent}/${n}`) as string
+  }
+
+  /** Commit several journal steps (each agent's in step order) as one pack. */
+  commitSteps(steps: readonly StepToCommit[]): Promise<Committed> {
+    return commitSteps(this.repo, this.journalDir, steps)
   }
 
   /** Remove lock files a crashed writer left on agent refs (only under the home lock). */

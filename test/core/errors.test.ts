@@ -4,7 +4,8 @@ import path from 'node:path'
 import { ERROR_CODES, HoldfastError } from '../../src/core/errors'
 
 const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'errors.md'), 'utf8')
-const rows = [...doc.matchAll(/^\| `([A-Z_]+)` \| (\d+) \| `([a-z_]+)` \| (.+) \|$/gm)].map((m) => ({
+// Cells may be padded (prettier aligns the table).
+const rows = [...doc.matchAll(/^\| +`([A-Z_]+)` +\| +(\d+) +\| +`([a-z_]+)` +\| +(.+?) +\|$/gm)].map((m) => ({
   code: m[1],
   status: Number(m[2]),
   type: m[3],

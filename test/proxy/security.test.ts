@@ -97,7 +97,6 @@ describe('the token rule', () => {
       'x-holdfast-token': TOKEN,
       'x-holdfast-workspace': 'sec',
       'x-holdfast-agent': 'tok',
-      'x-holdfast-role': 'reviewer',
       'x-holdfast-anything': '1',
     })
     expect(r.status).toBe(200)

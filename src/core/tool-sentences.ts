@@ -1,0 +1,47 @@
+/**
+ * The sentences of loaded tools (DESIGN §7): refusals of a load, an unload or a routed call, and
+ * who can call a loaded tool. Invariant: one function per sentence, so the CLI, the admin API, the
+ * `clients` tool and the history closure say exactly the same thing. Pure; names are JSON-quoted.
+ */
+
+const q = (s: string): string => JSON.stringify(s)
+
+/** planLoad (core/loaded-set) says the same words for the same fact. */
+export const notAdvertised = (client: string, tool: string): string =>
+  `client ${q(client)} advertises no tool ${q(tool)} right now`
+
+/** A routed call to a name this conversation has not loaded; also the closure's description. */
+export const notLoaded = (name: string): string =>
+  `no tool ${q(name)} is loaded in this conversation, so a call to it is refused; load it again with the clients tool to use it`
+
+export const unknownClient = (client: string): string => `holdfast.yaml declares no client ${q(client)}`
+
+export const notRegistered = (client: string, ws: string): string =>
+  `client ${q(client)} is not registered in workspace ${q(ws)} (list ${q(ws)} under clients.${client}.workspaces in holdfast.yaml and restart holdfast serve)`
+
+export const unreachable = (client: string, why: string): string =>
+  `client ${q(client)} cannot be reached right now: ${why}`
+
+export const timedOut = (client: string, tool: string, ms: number): string =>
+  `client ${q(client)} did not answer the call to ${q(tool)} within ${ms} ms`
+
+export const closedDuringCall = (client: string, tool: string, why: string): string =>
+  `client ${q(client)} went away during the call to ${q(tool)}: ${why}`
+
+export const callFailed = (client: string, tool: string, why: string): string =>
+  `client ${q(client)} refused the call to ${q(tool)}: ${why}`
+
+export const notAnObject = (name: string): string => `the input to ${q(name)} must be a JSON object`
+
+export const nothingLoadedFrom = (client: string, ws: string, agent: string): string =>
+  `nothing from client ${q(client)} is loaded for ${ws}/${agent}`
+
+/** What `load` adds after its list of names: who can actually run the tools. */
+export const WHO_CAN_CALL =
+  'A harness that routes tool calls through POST /_holdfast/tools/call can run them; an unmodified harness (Claude Code, a plain SDK script) sees them but answers its own "unknown tool" error if the model calls one.'
+
+export const loadRefused = (ws: string, agent: string, why: string): string =>
+  `load into ${ws}/${agent} refused, nothing was written: ${why}`
+
+export const unloadRefused = (ws: string, agent: string, why: string): string =>
+  `unload from ${ws}/${agent} refused, nothing was written: ${why}`
