@@ -8,32 +8,14 @@
  */
 import type http from 'node:http'
 import { HoldfastError } from '../core/errors'
-import { isObject, type Json, type JsonObject } from '../core/json'
+import type { Json } from '../core/json'
 import { assertName } from '../core/naming'
 import { type Act, getClient, listClients, loadedTools, loadTools, unloadTools } from '../tools/acts'
 import { routeCall } from '../tools/calls'
 import { clientsToolDefinition } from '../tools/clients-tool'
+import { readJsonBody } from './admin-body'
 import type { ServerContext } from './context'
 import { sendError, sendJson } from './respond'
-
-async function readJson(req: http.IncomingMessage, limit: number): Promise<JsonObject> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > limit)
-      throw new HoldfastError('BODY_TOO_LARGE', `the request body is over the ${limit}-byte limit`)
-    chunks.push(chunk)
-  }
-  let v: unknown
-  try {
-    v = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-  } catch (err) {
-    throw new HoldfastError('BAD_JSON', `the request body is not valid JSON: ${(err as Error).message}`)
-  }
-  if (!isObject(v)) throw new HoldfastError('BAD_JSON', 'the request body must be a JSON object')
-  return v
-}
 
 function text(v: Json | string | null | undefined, field: string, fallback?: string): string {
   if (typeof v === 'string') return v
@@ -84,7 +66,7 @@ export async function handleClientsAdmin(
     }
     case 'POST /_holdfast/clients/load':
     case 'POST /_holdfast/clients/unload': {
-      const b = await readJson(req, ctx.bodyLimit)
+      const b = await readJsonBody(req, ctx.bodyLimit)
       const ws = text(b.workspace, 'workspace', dws)
       const agent = text(b.agent, 'agent', dagent)
       const client = text(b.client, 'client')
@@ -94,7 +76,7 @@ export async function handleClientsAdmin(
       return answer(res, await unloadTools(ctx.home, ws, agent, client, names(b.tools, 'tools', false)))
     }
     case 'POST /_holdfast/tools/call': {
-      const b = await readJson(req, ctx.bodyLimit)
+      const b = await readJsonBody(req, ctx.bodyLimit)
       const result = await routeCall(
         ctx.tools,
         assertName('workspace', text(b.workspace, 'workspace', dws)),

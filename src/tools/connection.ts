@@ -3,27 +3,21 @@
  * use, listed page by page (`nextCursor`), called with an explicit deadline (the SDK's own default
  * is 60 s), and reconnected on the next use after it went away — at once the first time, then with
  * doubling waits. Invariant: at most one session per client, and `close` leaves no child running.
- * A stdio child gets holdfast's environment (minus HOLDFAST_TOKEN) plus the configured `env`; its
- * stderr is logged line by line under the client's name.
+ * The transports themselves (a child's environment and stderr, HTTP headers) are in ./transports.
  */
-import readline from 'node:readline'
-import { Readable } from 'node:stream'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import {
-  ErrorCode,
-  McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { Client as ClientSpec, McpHttp, McpStdio } from '../generated/holdfast'
+import type { Client as ClientSpec } from '../generated/holdfast'
 import type { Logger } from '../proxy/log'
-import { fetchNoticingCuts } from './cut-streams'
+import { classify, describe, HostFailure, openTransport, type Transport } from './transports'
+
+export { HostFailure }
 
 export interface Backoff {
   /** The wait before the second reconnect in a row; each later one doubles it. */
@@ -31,52 +25,14 @@ export interface Backoff {
   maxMs: number
 }
 
-/** How a host failed: never reached, no answer in time, went away, or answered with an error. */
-export type FailureKind = 'unreachable' | 'timeout' | 'gone' | 'refused'
-
-export class HostFailure extends Error {
-  constructor(
-    readonly kind: FailureKind,
-    why: string,
-  ) {
-    super(why)
-    this.name = 'HostFailure'
-  }
-}
-
 const CLIENT_INFO = { name: 'holdfast', version: '0.1.0' }
 const MAX_PAGES = 1000
 
 const remaining = (deadline: number): number => Math.max(1, deadline - Date.now())
 
-/** One line for any failure, with a fetch error's cause (ECONNREFUSED …) when it has one. */
-export function describe(err: unknown): string {
-  const e = err as Error & { cause?: { message?: string } }
-  const cause = e?.cause?.message
-  const message = e?.message ?? String(err)
-  return cause && !message.includes(cause) ? `${message} (${cause})` : message
-}
-
-function classify(err: unknown, connecting: boolean): HostFailure {
-  if (err instanceof HostFailure) return err
-  if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number))
-    return new HostFailure('timeout', describe(err))
-  if (connecting) return new HostFailure('unreachable', describe(err))
-  if (err instanceof McpError && err.code !== (ErrorCode.ConnectionClosed as number))
-    return new HostFailure('refused', describe(err))
-  return new HostFailure('gone', describe(err))
-}
-
-/** The child's environment: holdfast's own (its token excluded), then the configured variables. */
-export function childEnv(configured: Record<string, string> | undefined): Record<string, string> {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'HOLDFAST_TOKEN') env[k] = v
-  return { ...env, ...configured }
-}
-
 interface Session {
   client: Client
-  transport: StdioClientTransport | StreamableHTTPClientTransport
+  transport: Transport
 }
 
 export class HostConnection {
@@ -85,7 +41,7 @@ export class HostConnection {
   private failures = 0
   private retryAt = 0
   private closed = false
-  /** Why the last attempt failed; null after a successful listing. */
+  /** Why the last attempt failed; null after a successful request. */
   lastError: string | null = null
   /** The host sends `notifications/tools/list_changed` (so its last listing stays current). */
   listChanged = false
@@ -111,42 +67,6 @@ export class HostConnection {
     this.lastError = why
   }
 
-  private transport(): Session['transport'] {
-    const mcp = this.spec.mcp
-    if ('url' in mcp) {
-      const http = mcp as McpHttp
-      const t: StreamableHTTPClientTransport = new StreamableHTTPClientTransport(new URL(http.url), {
-        requestInit: { headers: http.headers ?? {} },
-        fetch: fetchNoticingCuts((err) => {
-          const s = this.session
-          if (s?.transport === t) void this.drop(s, `the host cut its answer short (${describe(err)})`)
-        }),
-        reconnectionOptions: {
-          initialReconnectionDelay: 500,
-          maxReconnectionDelay: 5000,
-          reconnectionDelayGrowFactor: 2,
-          maxRetries: 2,
-        },
-      })
-      return t
-    }
-    const stdio = mcp as McpStdio
-    const t = new StdioClientTransport({
-      command: stdio.command,
-      args: stdio.args ?? [],
-      env: childEnv(stdio.env),
-      cwd: stdio.cwd,
-      stderr: 'pipe',
-    })
-    const err = t.stderr // a PassThrough, there before the child starts (stderr: 'pipe')
-    if (err instanceof Readable) {
-      readline
-        .createInterface({ input: err })
-        .on('line', (line) => this.log.info({ client: this.name, stderr: line }, 'tool host stderr'))
-    }
-    return t
-  }
-
   /** The live session, connecting when there is none (refused while a backoff wait runs). */
   private open(deadline: number): Promise<Client> {
     if (this.closed) return Promise.reject(new HostFailure('unreachable', 'holdfast is shutting down'))
@@ -168,7 +88,13 @@ export class HostConnection {
       this.onListChanged()
     })
     client.onerror = (err) => this.log.debug({ client: this.name, err: describe(err) }, 'tool host transport')
-    const transport = this.transport()
+    const transport: Transport = openTransport(this.name, this.spec, this.log, (err) => {
+      const s = this.session
+      if (s?.transport !== transport) return
+      this.drop(s, `the host cut its answer short (${describe(err)})`).catch((e: unknown) =>
+        this.log.warn({ client: this.name, err: describe(e) }, 'closing a cut session failed'),
+      )
+    })
     try {
       await client.connect(transport, { timeout: remaining(deadline) })
     } catch (err) {

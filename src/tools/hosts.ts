@@ -2,8 +2,8 @@
  * The tool hosts of one holdfast process (DESIGN §7): one lazily connected HostConnection per client
  * declared in holdfast.yaml, the stored advertisement kept current (after every listing and on
  * `list_changed`), and routed calls answered as tool results. Invariant: a host that is down keeps
- * its last stored advertisement and nothing transient is stored; every failure of a call is an
- * in-band result, never a hang or a throw. No clients declared: every view is empty.
+ * its last stored advertisement and nothing transient is stored; every failure of the host during
+ * a call is an in-band result, never a hang or a throw. No clients declared: every view is empty.
  */
 import type { AdvertisedTool } from '../core/loaded-set'
 import type { Json } from '../core/json'
@@ -170,7 +170,9 @@ export class ToolHosts {
       let ad = c.listChanged && c.tools ? mapAdvertisement(c.tools) : undefined
       if (!ad) {
         ad = mapAdvertisement(await c.list(deadline))
-        await storeAdvertisement(this.home, client, ad)
+        await storeAdvertisement(this.home, client, ad).catch((err: unknown) =>
+          this.log.warn({ client, err: String(err) }, 'storing the advertisement failed; the call goes on'),
+        )
       }
       if (!ad.tools.some((t) => t.name === tool)) return refusal(say.notAdvertised(client, tool))
       const r = await c.call(tool, input, deadline)

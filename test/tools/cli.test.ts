@@ -1,16 +1,17 @@
 /**
  * `holdfast clients …` and `holdfast types` without a running server: the command registers the
  * clients from holdfast.yaml, connects to the hosts itself and kills them before it exits; a
- * refusal is one line on stderr and writes nothing.
+ * refusal is one line on stderr and writes nothing. Run in this process (the spawned CLI is
+ * exercised end to end in e2e.test.ts).
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { buildProgram } from '../../src/cli/main'
 import * as say from '../../src/core/tool-sentences'
 import { readLoadedSet } from '../../src/store/loaded-sets'
-import { configWith, stdioClient, tempDir } from './support'
+import { cliAsync } from '../support/repo-checks'
+import { cliInProcess, configWith, stdioClient, tempDir } from './support'
 import { writeConfig } from '../support/harness'
-import { cliAsync, type Run } from '../support/repo-checks'
 
 let home: string
 beforeAll(() => {
@@ -19,8 +20,9 @@ beforeAll(() => {
 })
 afterAll(() => fs.rmSync(home, { recursive: true, force: true }))
 
-const run = (...args: string[]): Promise<Run> => cliAsync([...args, '--home', home], { HOLDFAST_TOKEN: '' })
-function ok(r: Run): string {
+type Run = Awaited<ReturnType<typeof cliInProcess>>
+const run = (...args: string[]): Promise<Run> => cliInProcess([...args, '--home', home])
+function ok(r: { code: number | null; stdout: string; stderr: string }): string {
   expect(r.stderr).toBe('')
   expect(r.code).toBe(0)
   return r.stdout
@@ -34,20 +36,17 @@ function refusal(r: Run): string {
 
 describe('holdfast clients without a server', () => {
   it('connects to the hosts itself to list and load, refuses a whole load in one line, writes types, unloads', async () => {
-    const [list, loaded] = await Promise.all([
-      run('clients', 'list'),
-      run('clients', 'load', 'default', 'main', 'fx', 'echo'),
-    ])
+    const list = await run('clients', 'list')
+    const loaded = await run('clients', 'load', 'default', 'main', 'fx', 'echo')
     expect(ok(list)).toMatch(/^fx: stdio, connected, 11 tools, observed at \S+, workspaces: default\n$/)
     expect(fs.existsSync(path.join(home, 'clients', 'fx', 'workspaces', 'default'))).toBe(true)
     expect(ok(loaded)).toMatch(/^loaded fx_echo into default\/main from client "fx"\. A harness/)
 
     const out = tempDir()
     try {
-      const [refused, types] = await Promise.all([
-        run('clients', 'load', 'default', 'other', 'fx', 'echo', 'nope'),
-        run('types', 'default', 'main', '--out', out),
-      ])
+      const refused = await run('clients', 'load', 'default', 'other', 'fx', 'echo', 'nope')
+      // Spawned: json-schema-to-typescript loads prettier, which needs real dynamic import().
+      const types = await cliAsync(['types', 'default', 'main', '--out', out, '--home', home])
       expect(refusal(refused)).toBe(
         `holdfast: ${say.loadRefused('default', 'other', say.notAdvertised('fx', 'nope'))}`,
       )

@@ -9,7 +9,7 @@ import { scanTopLevel } from '../../src/core/splice'
 import * as say from '../../src/core/tool-sentences'
 import { startProxy, type Proxy } from '../support/harness'
 import { cliAsync, type Run } from '../support/repo-checks'
-import { stdioClient } from './support'
+import { cliInProcess, stdioClient } from './support'
 
 let p: Proxy
 beforeAll(async () => {
@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => p.close())
 
 const run = (...args: string[]): Promise<Run> => cliAsync([...args, '--home', p.home], { HOLDFAST_TOKEN: '' })
-function ok(r: Run): string {
+function ok(r: { code: number | null; stdout: string; stderr: string }): string {
   expect(r.stderr).toBe('')
   expect(r.code).toBe(0)
   return r.stdout
@@ -89,11 +89,10 @@ describe('loaded tools end to end', () => {
     expect(toolsBytes(p.fake.received[1]!.body).equals(toolsBytes(p.fake.received[0]!.body))).toBe(true)
 
     await p.settled()
-    const [why2, list, loaded] = await Promise.all([
-      run('why', 'default', 'main', '002'),
-      run('clients', 'list', '--ws', 'default'),
-      run('clients', 'loaded', 'default', 'main'),
-    ])
+    const why2 = await run('why', 'default', 'main', '002')
+    // Through the running server, in this process: the same program, without a spawn.
+    const list = await cliInProcess(['clients', 'list', '--ws', 'default', '--home', p.home])
+    const loaded = await cliInProcess(['clients', 'loaded', 'default', 'main', '--home', p.home])
     expect(ok(list)).toMatch(/^fx: stdio, connected, 11 tools, observed at \S+, workspaces: default\n$/)
     expect(ok(loaded)).toBe('1 loaded for default/main:\n  fx_echo (client fx, tool echo)\n')
     expect(ok(why2)).toContain("hold applied: re-sent step 001's tools array; held: fx_shout")

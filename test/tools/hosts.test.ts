@@ -198,6 +198,15 @@ describe('a streamable HTTP tool host', () => {
     expect(textOf(await hosts.call('web', 'echo', { text: 'two' }))).toBe('two')
   })
 
+  it('stores the new advertisement when the host announces list_changed on its event stream', async () => {
+    const hosts = hostsFor({ web: { mcp: { url: host.url } } })
+    await hosts.view('web')
+    expect(textOf(await hosts.call('web', 'changed', { advertise: ['echo', 'changed', 'pid'] }))).toBe(
+      'changed',
+    )
+    await eventually(() => readAdvertisement(hosts.home, 'web')?.tools.length === 3, 5000, 'the new list')
+  })
+
   it('answers in band when nothing listens at the URL', async () => {
     const hosts = hostsFor({ web: { mcp: { url: 'http://127.0.0.1:9/mcp' } } })
     expect(textOf(await hosts.call('web', 'echo', { text: 'x' }))).toMatch(

@@ -8,6 +8,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { Writable } from 'node:stream'
 import pino from 'pino'
+import { buildProgram } from '../../src/cli/main'
+import { CliError } from '../../src/cli/output'
 import type { Client } from '../../src/generated/holdfast'
 import type { HoldfastConfig } from '../../src/store/config'
 import { ToolHosts, type HostTimings } from '../../src/tools/hosts'
@@ -82,5 +84,28 @@ export function alive(pid: number): boolean {
     return true
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * Run the `holdfast` program in this process (as `main` would: a refusal is one stderr line and
+ * exit 1), capturing what it writes. Cheaper than a spawn; one run at a time.
+ */
+export async function cliInProcess(
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = []
+  const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out.push(chunk.toString())
+    return true
+  })
+  try {
+    await buildProgram().parseAsync(['node', 'holdfast', ...args])
+    return { code: 0, stdout: out.join(''), stderr: '' }
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err
+    return { code: err.exitCode, stdout: out.join(''), stderr: `holdfast: ${err.message}\n` }
+  } finally {
+    write.mockRestore()
   }
 }
