@@ -58,4 +58,14 @@ export function registerHooks(program: Command): void {
       for (const line of r.stderr) process.stderr.write(`${line}\n`)
       process.exitCode = r.code
     })
+  hook
+    .command('fire-attempts')
+    .description('fire the cohort an attempts/* commit asks for (started detached by the hook)')
+    .requiredOption('--home <dir>', HOME_HELP)
+    .requiredOption('--ws <ws>', 'workspace')
+    .requiredOption('--commit <oid>', 'the attempts/* commit')
+    .action(async (opts: { home: string; ws: string; commit: string }) => {
+      const { fireFromCommit } = await import('../attempts/trailers')
+      await fireFromCommit(resolveHome(opts.home), assertName('workspace', opts.ws), opts.commit)
+    })
 }

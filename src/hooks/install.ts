@@ -40,7 +40,8 @@ case "$1" in prepared | committed) ;; *) exit 0 ;; esac
 lines=
 while read -r old new ref; do
   case "$ref" in
-  refs/heads/config/*) ;;
+  refs/heads/config/*) # a deletion needs no validation
+    if [ "$1" = prepared ]; then case "$new" in *[!0]*) ;; *) continue ;; esac; fi ;;
   refs/heads/attempts/*) [ "$1" = committed ] || continue ;;
   *) continue ;;
   esac

@@ -10,12 +10,12 @@
 import fs from 'node:fs'
 import http from 'node:http'
 import { configuredToken, loadConfig, type HoldfastConfig } from '../store/config'
-import { openRepo, readFileAt } from '../store/git'
+import { CONFIG_PREFIX } from '../store/config-lineage'
+import { openRepo, readFileAt, readRef } from '../store/git'
 import { homePaths } from '../store/home'
 import { parseProviders, PROVIDERS_FILE } from '../store/providers'
 import { readServeInfo } from '../store/serve-lock'
 
-export const CONFIG_PREFIX = 'refs/heads/config/'
 export const EVENT_TIMEOUT_MS = 500
 
 /** What git would strip before running git in another repository (git 2.39, `rev-parse --local-env-vars`). */
@@ -69,6 +69,37 @@ export function parseUpdates(stdin: string): RefUpdate[] {
   return out
 }
 
+/** The ref's value as readers see it now (loose, then packed-refs), or undefined. */
+async function currentValue(gitdir: string, ref: string): Promise<string | undefined> {
+  try {
+    return await readRef(openRepo(gitdir), ref)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The updates that change what a reader of the ref sees. git 2.39's `pack-refs` (so `git gc`)
+ * replays refs through this hook without moving them: `0 → tip` into packed-refs, then `tip → 0`
+ * for each loose file. Without this filter a config tip that no longer validates (a row removed
+ * from holdfast.yaml) would make every `git gc` fail, and the proxy would hear of phantom moves.
+ */
+async function realMoves(
+  gitdir: string,
+  updates: RefUpdate[],
+  state: 'prepared' | 'committed',
+): Promise<RefUpdate[]> {
+  const out: RefUpdate[] = []
+  for (const u of updates) {
+    const now = await currentValue(gitdir, u.ref)
+    // prepared: a ref that already shows the new value is not being moved; committed: one that
+    // does not show it was not moved (its loose file went, packed-refs still has it).
+    const moved = state === 'prepared' ? now !== u.new : isZero(u.new) ? now === undefined : now === u.new
+    if (moved) out.push(u)
+  }
+  return out
+}
+
 /** The refusal sentence for one config update, or undefined when its providers.yaml is valid. */
 async function checkOne(
   gitdir: string,
@@ -89,7 +120,9 @@ async function checkOne(
 
 /** `prepared`: one `refusing <ref>: <sentence>` line per invalid config update (deletions pass). */
 export async function checkConfigUpdates(home: string, ws: string, updates: RefUpdate[]): Promise<string[]> {
-  const wanted = updates.filter((u) => u.ref.startsWith(CONFIG_PREFIX) && !isZero(u.new))
+  const gitdir = homePaths.repo(home, ws)
+  const config = updates.filter((u) => u.ref.startsWith(CONFIG_PREFIX) && !isZero(u.new))
+  const wanted = config.length ? await realMoves(gitdir, config, 'prepared') : []
   if (wanted.length === 0) return []
   let rows: HoldfastConfig['providers']
   try {
@@ -99,7 +132,6 @@ export async function checkConfigUpdates(home: string, ws: string, updates: RefU
       (u) => `refusing ${u.ref}: cannot check it against holdfast.yaml: ${(err as Error).message}`,
     )
   }
-  const gitdir = homePaths.repo(home, ws)
   const refusals: string[] = []
   for (const u of wanted) {
     const problem = await checkOne(gitdir, rows, u)
@@ -110,9 +142,10 @@ export async function checkConfigUpdates(home: string, ws: string, updates: RefU
 
 /** `committed`: tell the running proxy which config refs moved. Best effort: never throws, never waits long. */
 export async function notifyServer(home: string, ws: string, updates: RefUpdate[]): Promise<boolean> {
-  const refs = updates.filter((u) => u.ref.startsWith(CONFIG_PREFIX))
-  if (refs.length === 0) return false
   try {
+    const config = updates.filter((u) => u.ref.startsWith(CONFIG_PREFIX))
+    const refs = config.length ? await realMoves(homePaths.repo(home, ws), config, 'committed') : []
+    if (refs.length === 0) return false
     const info = readServeInfo(home)
     if (!info) return false
     let token: string | undefined
@@ -157,6 +190,22 @@ function trace(state: string, updates: RefUpdate[]): void {
   }
 }
 
+/**
+ * `committed`: a new commit on `attempts/*` asking for a cohort fires it once, in a detached child
+ * (src/attempts/trailers). Never fails the hook: git has already moved the ref.
+ */
+async function fireAttempts(home: string, ws: string, updates: RefUpdate[]): Promise<void> {
+  const attempts = updates.filter((u) => u.ref.startsWith('refs/heads/attempts/') && !isZero(u.new))
+  if (attempts.length === 0) return
+  try {
+    const moved = await realMoves(homePaths.repo(home, ws), attempts, 'committed')
+    const { fireFromRefs } = await import('../attempts/trailers')
+    await fireFromRefs(home, ws, moved)
+  } catch (err) {
+    process.stderr.write(`holdfast: attempts not fired: ${(err as Error).message}\n`)
+  }
+}
+
 /** Run the hook for one state. `aborted` (and unknown states) do nothing. */
 export async function runReferenceTransaction(
   state: string,
@@ -169,7 +218,9 @@ export async function runReferenceTransaction(
     const refusals = await checkConfigUpdates(opts.home, opts.ws, updates)
     return { code: refusals.length ? 1 : 0, stderr: refusals.map((r) => `holdfast: ${r}`) }
   }
-  // Refs under refs/heads/attempts/ are passed through for cohorts (a later issue); ignored here.
-  if (state === 'committed') await notifyServer(opts.home, opts.ws, updates)
+  if (state === 'committed') {
+    await notifyServer(opts.home, opts.ws, updates)
+    await fireAttempts(opts.home, opts.ws, updates)
+  }
   return { code: 0, stderr: [] }
 }

@@ -58,13 +58,19 @@ export interface RunOptions {
 export function run(cmd: string, cwd: string, args: string[], opts: RunOptions = {}): Promise<GitRun> {
   const started = performance.now()
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...opts.env }, stdio: 'pipe' })
+    const stdin = opts.input === undefined ? 'ignore' : 'pipe'
+    const child = spawn(cmd, args, {
+      cwd,
+      env: { ...process.env, ...opts.env },
+      stdio: [stdin, 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
     child.once('close', (code) => resolve({ code, stdout, stderr, ms: performance.now() - started }))
-    child.stdin.end(opts.input ?? '')
+    child.stdin?.on('error', () => undefined) // a child that exits without reading its input
+    child.stdin?.end(opts.input)
   })
 }
 
