@@ -1,0 +1,88 @@
+/**
+ * The exchange a plugin sees: a summary computed once from the parsed body (approximate tokens,
+ * tool names, last user text, headers as recorded), and a view that refuses every write.
+ */
+import { exchange, summarize } from '../../src/plugins/exchange'
+import { fixture } from './support'
+
+describe('the exchange summary', () => {
+  it('gives approximate tokens, tool names, the last user text and the headers as recorded', () => {
+    const f = fixture('main')
+    const ex = exchange({ body: f.body as never, headers: f.headers })
+    const s = ex.summary
+    expect(s.approxTokens).toBe(Math.ceil(Buffer.byteLength(JSON.stringify(f.body)) / 4))
+    expect(s.toolNames).toEqual(['Task', 'Bash', 'Glob', 'Grep', 'Read', 'Edit', 'TodoWrite'])
+    // The last user turn holds only a tool result: the text is the one before it.
+    expect(s.lastUserText).toMatch(/\nwhy does the build fail on CI but not locally\?$/)
+    expect(s.model).toBe('claude-sonnet-4-5-20250929')
+    expect(s.maxTokens).toBe(32000)
+    expect(s.stream).toBe(true)
+    expect(s.messageCount).toBe(3)
+    expect(s.systemChars).toBeGreaterThan(2000)
+    expect(s.headers['user-agent']).toBe('claude-cli/2.1.90 (external, cli)')
+    expect(s.headers['x-claude-code-session-id']).toBe('4f9d2c1e-8b7a-4c3d-9e2f-1a2b3c4d5e6f')
+    expect(s.headers['x-api-key']).toBeUndefined()
+    expect(ex.headers).toBe(s.headers)
+  })
+
+  it('takes the last user message that has text, skipping tool results', () => {
+    const body = {
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'first' }] },
+        { role: 'assistant', content: 'ok' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'second' },
+            { type: 'text', text: 'part' },
+          ],
+        },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'out' }] },
+      ],
+    }
+    expect(exchange({ body }).summary.lastUserText).toBe('second\npart')
+  })
+
+  it('leaves base64 images and documents out of the approximate tokens', () => {
+    const data = 'A'.repeat(40_000)
+    const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data } }
+    const body = { messages: [{ role: 'user', content: [image, { type: 'text', text: 'what is this' }] }] }
+    const raw = Buffer.byteLength(JSON.stringify(body))
+    expect(summarize('anthropic', body, raw, {}).approxTokens).toBe(Math.ceil((raw - data.length) / 4))
+  })
+
+  it('reads the openai system messages and max_completion_tokens', () => {
+    const body = {
+      model: 'gpt-5',
+      max_completion_tokens: 99,
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: {} } }],
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'developer', content: [{ type: 'text', text: 'and kind' }] },
+        { role: 'user', content: 'hi' },
+      ],
+    }
+    const s = exchange({ body, dialect: 'openai' }).summary
+    expect([s.systemChars, s.maxTokens, s.toolNames, s.lastUserText]).toEqual([16, 99, ['lookup'], 'hi'])
+  })
+})
+
+describe('the exchange view', () => {
+  it('refuses any write to the body, at any depth, and to the view itself', () => {
+    const ex = exchange({ body: { model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [] } })
+    const body = ex.body as unknown as Record<string, unknown> & {
+      messages: { content: string }[]
+      tools: unknown[]
+    }
+    expect(() => (body.model = 'other')).toThrow(/read-only/)
+    expect(() => (body.messages[0]!.content = 'x')).toThrow(/read-only/)
+    expect(() => body.tools.push({})).toThrow(/read-only/)
+    expect(() => delete body.model).toThrow(/read-only/)
+    expect(() => ((ex as { agent: string }).agent = 'x')).toThrow(TypeError)
+    expect(JSON.parse(JSON.stringify(ex.body))).toEqual({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [],
+    })
+  })
+})
