@@ -1,0 +1,95 @@
+/**
+ * Refs to notches (`--from`): a commit (or an unambiguous prefix), `agents/<agent>` (its tip),
+ * `<agent>@<NNN>` (the commit of that step), or `config/<name>` (a clean start). Invariant: a fork
+ * is carried as the resolved commit id (refs move); only a clean start keeps `config/<name>`.
+ * A step commit says which step it is in its message: `step NNN: <model> [<agent>]`.
+ */
+import { formatStep, parseStep } from '../core/naming'
+import { listDir, readCommitInfo, readFileAt, resolveRevision } from './git'
+import type { Repo } from './git-repo'
+import { readRef } from './git-refs'
+import { agentRef, configRef, stepTreeDir } from './home'
+import { META_FILE, REQUEST_FILE, RESPONSE_FILES, type StepMeta } from './journal'
+
+export type Notch =
+  | { kind: 'clean'; ref: string; lineage: string; commit: string }
+  | { kind: 'fork'; ref: string; commit: string; step?: { agent: string; n: number } }
+
+const STEP_MESSAGE = /^step (\d{3,}): .* \[([^\]]+)\]\s*$/
+
+/** The step a commit records, from its message; undefined for other commits. */
+export function stepOfMessage(message: string): { agent: string; n: number } | undefined {
+  const m = STEP_MESSAGE.exec(message.split('\n')[0] ?? '')
+  const n = m ? parseStep(m[1] as string) : undefined
+  return m && n !== undefined ? { agent: m[2] as string, n } : undefined
+}
+
+/** The commit of step `n` on `agents/<agent>`, walking first parents from the tip. */
+export async function stepCommit(repo: Repo, agent: string, n: number): Promise<string | undefined> {
+  let oid = await readRef(repo, agentRef(agent))
+  while (oid) {
+    const info = await readCommitInfo(repo, oid)
+    const s = stepOfMessage(info.message)
+    if (s && s.agent === agent) {
+      if (s.n === n) return oid
+      if (s.n < n) return undefined
+    }
+    oid = info.parents[0]
+  }
+  return undefined
+}
+
+/** Resolve a `--from` value; throws an Error naming the ref when it resolves to nothing. */
+export async function resolveNotch(repo: Repo, from: string): Promise<Notch> {
+  if (from === '') throw new Error('--from is empty: an attempt forks from a ref')
+  const config = /^(?:refs\/heads\/)?config\/(.+)$/.exec(from)
+  if (config) {
+    const lineage = config[1] as string
+    const commit = await readRef(repo, configRef(lineage))
+    if (!commit) throw new Error(`--from ${from}: no config lineage "${lineage}"`)
+    return { kind: 'clean', ref: `config/${lineage}`, lineage, commit }
+  }
+  const at = /^([^@/]+)@(\d+)$/.exec(from)
+  if (at) {
+    const agent = at[1] as string
+    const n = Number(at[2])
+    const commit = await stepCommit(repo, agent, n)
+    if (!commit) throw new Error(`--from ${from}: agent "${agent}" has no committed step ${formatStep(n)}`)
+    return { kind: 'fork', ref: from, commit, step: { agent, n } }
+  }
+  const commit = await resolveRevision(repo, from).catch((err: Error) => {
+    throw new Error(`--from ${from}: ${err.message}`)
+  })
+  if (!commit) throw new Error(`--from ${from}: no such commit or ref`)
+  const step = stepOfMessage((await readCommitInfo(repo, commit)).message)
+  return { kind: 'fork', ref: from, commit, ...(step ? { step } : {}) }
+}
+
+export interface NotchStep {
+  request: Buffer
+  meta: StepMeta
+  response: { file: string; bytes: Buffer } | undefined
+}
+
+/** The recorded files of the notch's own step, read at the notch commit. */
+export async function readNotchStep(
+  repo: Repo,
+  commit: string,
+  agent: string,
+  n: number,
+): Promise<NotchStep> {
+  const dir = stepTreeDir(agent, n)
+  const request = await readFileAt(repo, commit, `${dir}/${REQUEST_FILE}`)
+  const meta = await readFileAt(repo, commit, `${dir}/${META_FILE}`)
+  if (!request || !meta)
+    throw new Error(`step ${formatStep(n)} of ${agent} has no record at ${commit.slice(0, 8)}`)
+  const names = new Set(((await listDir(repo, commit, dir)) ?? []).map((e) => e.name))
+  let response: NotchStep['response']
+  for (const file of RESPONSE_FILES) {
+    if (!names.has(file)) continue
+    const bytes = await readFileAt(repo, commit, `${dir}/${file}`)
+    if (bytes) response = { file, bytes }
+    break
+  }
+  return { request, meta: JSON.parse(meta.toString('utf8')) as StepMeta, response }
+}
