@@ -27,6 +27,9 @@ export function envLines(
     `export OPENAI_BASE_URL=${shellQuote(`${base}/v1`)}`,
   ]
   if (token) lines.push(`export ANTHROPIC_CUSTOM_HEADERS=${shellQuote(`x-holdfast-token: ${token}`)}`)
+  // Claude Code sends its x-claude-code-* hint headers to a custom base URL only with this set;
+  // the claude-code plugin reads them (docs: plugins/README.md).
+  lines.push('export CLAUDE_CODE_GATEWAY_HINT_HEADERS=1')
   return lines
 }
 

@@ -11,9 +11,13 @@ import { registerSteps } from './steps'
 import { registerWhy } from './why'
 import { registerConfig } from './config'
 import { registerRoles } from './roles'
+import { registerDispatch } from './dispatch'
+import { registerAttempt } from './attempt'
+import { registerCohort } from './cohort'
 import { registerClients } from './clients'
 import { registerTypes } from './types'
 import { registerHooks } from './hooks'
+import { registerReplay } from './replay'
 import { CliError } from './output'
 
 /** The package version (package.json sits two levels up from both src/cli and dist/cli). */
@@ -41,9 +45,13 @@ export function buildProgram(): Command {
   registerWhy(program)
   registerRoles(program)
   registerConfig(program)
+  registerAttempt(program)
+  registerCohort(program)
+  registerDispatch(program)
   registerClients(program)
   registerTypes(program)
   registerHooks(program)
+  registerReplay(program)
   return program
 }
 

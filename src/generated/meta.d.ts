@@ -19,6 +19,15 @@ export interface StepMeta {
   started_at: string
   route: Route
   /**
+   * Set when a plugin's identify moved the request: which plugin, from which addressed workspace and agent, and why.
+   */
+  identified?: {
+    plugin: string
+    from_workspace: string
+    from_agent: string
+    why?: string
+  }
+  /**
    * The client's request headers, sanitized: no auth header, no x-holdfast-*.
    */
   request_headers: {

@@ -7,6 +7,7 @@ import type http from 'node:http'
 import { HoldfastError } from '../core/errors'
 import type { Addressed } from './address'
 import { handleClientsAdmin } from './admin-clients'
+import { handleDispatchAdmin } from './admin-dispatch'
 import { handleEventsAdmin } from './admin-events'
 import type { ServerContext } from './context'
 import { sendError, sendJson } from './respond'
@@ -40,6 +41,10 @@ export async function handleAdmin(
     }
     if (pathname !== undefined && /^\/_holdfast\/(clients|tools)(\/|$)/.test(pathname)) {
       await handleClientsAdmin(ctx, req, res, pathname, new URLSearchParams(a.path.split('?')[1] ?? ''))
+      return
+    }
+    if (pathname === '/_holdfast/dispatch') {
+      await handleDispatchAdmin(ctx, req, res)
       return
     }
     if (pathname?.startsWith('/_holdfast/events/')) {

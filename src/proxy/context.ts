@@ -8,6 +8,7 @@ import { type Committer, WorkerCommitter } from '../store/committer'
 import { Workspace } from '../store/workspace'
 import { ConfigReader } from '../store/config-lineage'
 import { ToolHosts } from '../tools/hosts'
+import { PluginHost } from '../plugins/host'
 import { AgentState } from './agents'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
@@ -23,6 +24,8 @@ export class ServerContext {
   gcEvery: number
   /** The tool hosts (MCP clients), connected lazily; closed at shutdown. */
   readonly tools: ToolHosts
+  /** The plugins in run order (DESIGN §10); set by serve before it listens, closed at shutdown. */
+  plugins: PluginHost = PluginHost.none()
 
   constructor(
     readonly home: string,

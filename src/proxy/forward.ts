@@ -104,7 +104,9 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
   const chunks: Buffer[] = []
   try {
     res.writeHead(up.statusCode, responseHeaders(up.headers))
-    res.flushHeaders()
+    // An event stream's headers go out at once (the client sees the answer start); a JSON answer's
+    // go out with its first bytes, in one write.
+    if (String(up.headers['content-type'] ?? '').includes('text/event-stream')) res.flushHeaders()
     for await (const chunk of up.body as AsyncIterable<Buffer>) {
       result.ttfbMs ??= performance.now() - t0
       chunks.push(chunk)

@@ -10,6 +10,7 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { HoldfastError } from '../core/errors'
+import { sanitizeHeaders } from '../core/headers'
 import { hold, type HoldVerdict, type PreviousStep, RecordFault } from '../core/hold'
 import { withHistoryClosed } from '../core/history-closure'
 import { isObject, type Json, type JsonObject } from '../core/json'
@@ -28,7 +29,17 @@ import type { AgentState } from './agents'
 import type { ServerContext } from './context'
 import { upstreamUrl } from './upstream'
 
+/** A deciding plugin's route answer (DESIGN §10): any of role, provider row, model; `by` names the plugin. */
+export interface RouteChoice {
+  role?: string
+  provider?: string
+  model?: string
+  by: string
+}
+
 export interface Route {
+  /** The plugin whose route decision this is, if any. */
+  plugin?: string
   provider: string
   row: ProviderRow
   url: URL
@@ -46,6 +57,8 @@ export interface Exchange {
   readonly path: string
   workspace: string
   agent: string
+  /** Set when a plugin's identify moved the request: the plugin and the addressed workspace/agent. */
+  identified?: NonNullable<StepMeta['identified']>
   readonly headers: IncomingHttpHeaders
   /** The client's body, exactly as received. */
   readonly raw: Buffer
@@ -112,15 +125,24 @@ export function accept(
   }
 }
 
-/** identify: plugins may reassign the agent (DESIGN §10); none are loaded yet. */
-export function identify(_ctx: ServerContext, _ex: Exchange): void {}
+/** identify: plugins may reassign the workspace and agent (DESIGN §10); names are re-checked. */
+export async function identify(ctx: ServerContext, ex: Exchange): Promise<void> {
+  await ctx.plugins.identify(ex)
+}
 
 /**
  * resolve: the role the request names (x-holdfast-role, else a model equal to a role name) at
  * the agent's followed config, or the dialect's default row (the row named after the dialect).
  * The followed config is recorded either way; roles are read at each step boundary.
  */
-export async function resolve(ctx: ServerContext, ex: Exchange): Promise<void> {
+export async function resolve(ctx: ServerContext, ex: Exchange, choice?: RouteChoice): Promise<void> {
+  if (choice) {
+    // A plugin's route decision re-resolves: drop what the first resolution set.
+    const maxField = ex.dialect.maxTokensField
+    delete ex.overrides.model
+    delete ex.overrides[maxField]
+    ex.changes = ex.changes.filter((c) => c.field !== 'model' && c.field !== maxField)
+  }
   const ws = ctx.workspace(ex.workspace)
   // A workspace that does not exist yet has only the starter config (no roles); it is created
   // when the step is recorded, so a request refused before that leaves nothing on disk.
@@ -145,7 +167,7 @@ export async function resolve(ctx: ServerContext, ex: Exchange): Promise<void> {
   }
   const name = ex.dialect.name
   const r = routeByRole(
-    first(ex.headers['x-holdfast-role']),
+    choice?.role ?? first(ex.headers['x-holdfast-role']),
     ex.parsed.model,
     roles,
     why,
@@ -153,12 +175,18 @@ export async function resolve(ctx: ServerContext, ex: Exchange): Promise<void> {
     name,
   )
   if (r.kind === 'refused') throw new HoldfastError(r.code, r.message)
-  const provider = r.kind === 'role' ? r.provider : name
+  const provider = choice?.provider ?? (r.kind === 'role' ? r.provider : name)
   const row = ctx.config.providers[provider]
+  if (choice?.provider !== undefined && (!row || row.dialect !== name)) {
+    throw new HoldfastError(
+      'PLUGIN_FAILED',
+      `plugin ${choice.by} (route) chose provider row "${provider}", which ${row ? `speaks ${row.dialect}, not ${name}` : 'holdfast.yaml does not declare'}`,
+    )
+  }
   if (!row) {
     throw new HoldfastError(
       'NO_PROVIDER_ROW',
-      `holdfast.yaml declares no provider row "${name}" for ${name} requests`,
+      `holdfast.yaml declares no provider row "${provider}" for ${name} requests`,
     )
   }
   let model = typeof ex.parsed.model === 'string' ? ex.parsed.model : null
@@ -182,6 +210,12 @@ export async function resolve(ctx: ServerContext, ex: Exchange): Promise<void> {
       })
     }
   }
+  if (choice?.model !== undefined && choice.model !== model) {
+    ex.overrides.model = choice.model
+    ex.changes = ex.changes.filter((c) => c.field !== 'model')
+    ex.changes.push({ field: 'model', why: `${choice.by} chose ${choice.model}` })
+    model = choice.model
+  }
   ex.route = {
     provider,
     row,
@@ -190,6 +224,7 @@ export async function resolve(ctx: ServerContext, ex: Exchange): Promise<void> {
     role: r.kind === 'role' ? r.role : null,
     configCommit,
     configNote,
+    ...(choice ? { plugin: choice.by } : {}),
   }
 }
 
@@ -292,17 +327,8 @@ export function applyHold(ctx: ServerContext, ex: Exchange, previous: PreviousSt
   ex.sent = { bytes: closed?.bytes ?? result.body, parsed, verdict: v }
 }
 
-const SECRET_HEADER = /auth|key|token|secret|cookie|password|credential/i
-
-/** Request headers as recorded: no auth or secret-looking header, no x-holdfast-*. */
-export function sanitizeHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || name.startsWith('x-holdfast-') || SECRET_HEADER.test(name)) continue
-    out[name] = Array.isArray(value) ? value.join(', ') : value
-  }
-  return out
-}
+// Shared with the plugins' view of an exchange, so replay sees exactly what a live plugin saw.
+export { sanitizeHeaders }
 
 /**
  * hold + record: one critical section per agent. Numbering, reading the previous record, the
@@ -332,7 +358,9 @@ export async function holdAndRecord(ctx: ServerContext, ex: Exchange, agent: Age
         role: route.role,
         config_commit: route.configCommit,
         config_note: route.configNote,
+        plugin: route.plugin ?? null,
       },
+      ...(ex.identified ? { identified: ex.identified } : {}),
       request_headers: sanitizeHeaders(ex.headers),
       cache_keying_headers: keyingHeaders(ex.headers),
       hold: sent.verdict,

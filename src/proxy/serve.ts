@@ -28,6 +28,9 @@ import { ServerContext } from './context'
 import type { Logger } from './log'
 import { createServer, listen } from './server'
 import { Upstream } from './upstream'
+import type { AnyPlugin } from '../plugins/instance'
+import { loadPlugins } from '../plugins/loader'
+import type { PluginHost } from '../plugins/host'
 
 export interface ServeOptions {
   home: string
@@ -36,6 +39,8 @@ export interface ServeOptions {
   log: Logger
   /** Config to use instead of reading `<home>/holdfast.yaml` (tests). */
   config?: HoldfastConfig
+  /** Extra built-in plugins by name, listed in `plugins:` like any built-in (tests: no module loading). */
+  plugins?: Readonly<Record<string, AnyPlugin>>
 }
 
 export interface RunningServer {
@@ -103,6 +108,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   }
   const release = takeHomeLock(opts.home)
   let upstream: Upstream | undefined
+  let plugins: PluginHost | undefined
   try {
     for (const name of await listWorkspaces(opts.home)) {
       const ws = new Workspace(opts.home, name)
@@ -118,6 +124,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       bodyTimeoutMs: config.timeouts?.upstream_body_ms ?? 600_000,
     })
     const ctx = new ServerContext(opts.home, config, upstream, opts.log)
+    // A plugin that fails to load stops the start with one line naming it (DESIGN §10).
+    ctx.plugins = plugins = await loadPlugins({
+      home: opts.home,
+      config,
+      log: opts.log,
+      builtins: opts.plugins,
+    })
     const server = createServer(ctx, { token, public: !loopback })
     const addr = await listen(server, host, port)
     const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
@@ -141,6 +154,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           server.closeIdleConnections()
           await ctx.tools.close() // kills tool hosts; a call in flight answers in band at once
           await ctx.drain()
+          await ctx.plugins.close()
           server.closeAllConnections()
           await closed
           await up.close()
@@ -150,6 +164,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         })()),
     }
   } catch (err) {
+    await plugins?.close()
     await upstream?.close()
     release()
     throw err

@@ -24,6 +24,7 @@ import {
   resolve,
 } from './pipeline'
 import { sendError } from './respond'
+import { routeByPlugins } from '../plugins/host'
 import { rowKey, upstreamUrl } from './upstream'
 
 const DIALECTS: Record<DialectName, Dialect> = { anthropic, openai }
@@ -68,8 +69,9 @@ async function handleStep(
       req.headers,
       raw,
     )
-    identify(ctx, ex)
+    await identify(ctx, ex)
     await resolve(ctx, ex)
+    await routeByPlugins(ctx, ex) // plugins decide after resolve, before compose and the hold
     // A row whose key variable is unset cannot send: refuse before a step is numbered or recorded.
     const route = ex.route as NonNullable<Exchange['route']>
     rowKey(route.provider, route.row)
@@ -78,13 +80,14 @@ async function handleStep(
       const agent = ctx.agent(ex.workspace, ex.agent)
       await agent.init()
       applyHold(ctx, ex, agent.previous(agent.next, parseRecord))
-      await forward(ctx, ex, res)
+      await ctx.plugins.settled(ex, await forward(ctx, ex, res))
       return
     }
     await holdAndRecord(ctx, ex, ctx.agent(ex.workspace, ex.agent))
   } catch (err) {
     if (err instanceof HoldfastError && err.code === 'BODY_TOO_LARGE') res.setHeader('connection', 'close')
     sendError(res, dialect, err)
+    if (ex) await ctx.plugins.failed(ex, err)
     return
   }
   const step = ex.step as NonNullable<Exchange['step']>
@@ -99,6 +102,7 @@ async function handleStep(
   } finally {
     step.release()
   }
+  await ctx.plugins.settled(ex, step.meta) // finish's meta; the send half alone if finish failed
 }
 
 function handlePass(

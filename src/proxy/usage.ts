@@ -6,6 +6,9 @@
 import type { DialectName } from '../dialects/types'
 import type { Usage } from '../generated/meta'
 import { isObject, type Json, type JsonObject } from '../core/json'
+import { sseEvents } from '../core/sse'
+
+export { sseEvents }
 
 export interface AnswerFacts {
   usage: Usage | null
@@ -13,28 +16,6 @@ export interface AnswerFacts {
 }
 
 const int = (v: Json | undefined): number => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : 0)
-
-/** The `data:` payloads of an SSE stream that parse as JSON objects, in order. */
-export function sseEvents(text: string): JsonObject[] {
-  const out: JsonObject[] = []
-  for (const block of text.split(/\r?\n\r?\n/)) {
-    const data: string[] = []
-    for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5))
-    }
-    if (data.length === 0) continue
-    const payload = data.join('\n')
-    if (payload === '[DONE]') continue
-    try {
-      const v = JSON.parse(payload) as Json
-      if (isObject(v)) out.push(v)
-    } catch {
-      // A data line that is not JSON (a provider comment, a truncated tail) carries no usage.
-      continue
-    }
-  }
-  return out
-}
 
 function anthropicUsage(u: JsonObject): Usage {
   return {

@@ -30,7 +30,8 @@ export class ConfigError extends Error {
   }
 }
 
-const validate = schemaValidator<HoldfastConfig>('holdfast')
+/** Compiled on first use: commands that never read this file do not pay for ajv. */
+const validator = () => schemaValidator<HoldfastConfig>('holdfast')
 
 /** One sentence for an ajv error: the key path and what was expected there. */
 export function describeSchemaError(file: string, err: ErrorObject): string {
@@ -62,6 +63,7 @@ export function parseConfig(text: string, file: string): HoldfastConfig {
     d.defaults ??= {}
     d.providers ??= {}
   }
+  const validate = validator()
   if (!validate(doc)) {
     const first = firstError(validate.errors)
     throw new ConfigError(first ? describeSchemaError(file, first) : `${file}: invalid`)

@@ -16,7 +16,8 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string }
 
 export const PROVIDERS_FILE = 'providers.yaml'
 
-const validate = schemaValidator<ProvidersConfig>('providers')
+/** Compiled on first use: commands that never read this file do not pay for ajv. */
+const validator = () => schemaValidator<ProvidersConfig>('providers')
 
 function describe(file: string, err: ErrorObject): string {
   const parts = err.instancePath.split('/').slice(1)
@@ -47,6 +48,7 @@ export function parseProviders(
   } catch (err) {
     return { ok: false, error: `${file}: not valid YAML: ${(err as Error).message.split('\n')[0]}` }
   }
+  const validate = validator()
   if (!validate(doc)) {
     const first = firstError(validate.errors)
     return { ok: false, error: first ? describe(file, first) : `${file}: invalid` }

@@ -73,9 +73,12 @@ describe('holdfast env', () => {
       cliAsync(['env', '--home', noServer]),
       cliAsync(['env', '--home', stale]),
     ])
-    expect(ok(plain)).toBe(`export ANTHROPIC_BASE_URL=${p.url}\nexport OPENAI_BASE_URL=${p.url}/v1\n`)
+    const hints = 'export CLAUDE_CODE_GATEWAY_HINT_HEADERS=1\n'
+    expect(ok(plain)).toBe(`export ANTHROPIC_BASE_URL=${p.url}\nexport OPENAI_BASE_URL=${p.url}/v1\n${hints}`)
     const prefix = `${p.url}/w/proj/a/worker`
-    expect(ok(addressed)).toBe(`export ANTHROPIC_BASE_URL=${prefix}\nexport OPENAI_BASE_URL=${prefix}/v1\n`)
+    expect(ok(addressed)).toBe(
+      `export ANTHROPIC_BASE_URL=${prefix}\nexport OPENAI_BASE_URL=${prefix}/v1\n${hints}`,
+    )
     expect(ok(agentOnly)).toContain(`export ANTHROPIC_BASE_URL=${p.url}/w/default/a/worker\n`)
     expect(refusal(none)).toMatch(/not running/)
     expect(refusal(dead)).toMatch(/not running/)

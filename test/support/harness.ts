@@ -11,6 +11,7 @@ import readline from 'node:readline'
 import type { HoldfastConfig } from '../../src/store/config'
 import { startServer, type RunningServer } from '../../src/proxy/serve'
 import { createLogger, silentLogger } from '../../src/proxy/log'
+import type { AnyPlugin } from '../../src/plugins/instance'
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream'
 
 export const ROOT = path.join(__dirname, '..', '..')
@@ -59,13 +60,19 @@ export interface Proxy {
 }
 
 export async function startProxy(
-  opts: { config?: Partial<HoldfastConfig>; fake?: FakeUpstream; home?: string } = {},
+  opts: {
+    config?: Partial<HoldfastConfig>
+    fake?: FakeUpstream
+    home?: string
+    /** Plugin objects listed by name in `config.plugins`, like built-ins (no module loading in jest). */
+    plugins?: Readonly<Record<string, AnyPlugin>>
+  } = {},
 ): Promise<Proxy> {
   const fake = opts.fake ?? (await startFakeUpstream())
   const home = opts.home ?? tempHome()
   const config = configFor(fake, opts.config)
   writeConfig(home, config)
-  let server = await startServer({ home, log: testLog(), port: 0 })
+  let server = await startServer({ home, log: testLog(), port: 0, plugins: opts.plugins })
   const p: Proxy = {
     home,
     fake,
@@ -76,7 +83,7 @@ export async function startProxy(
     stop: () => server.close(),
     restart: async () => {
       await server.close()
-      server = await startServer({ home, log: testLog(), port: 0 })
+      server = await startServer({ home, log: testLog(), port: 0, plugins: opts.plugins })
       p.server = server
       p.url = server.url
     },
