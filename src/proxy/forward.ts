@@ -7,15 +7,11 @@
 import type { ServerResponse } from 'node:http'
 import { once } from 'node:events'
 import { performance } from 'node:perf_hooks'
-import { promisify } from 'node:util'
-import zlib from 'node:zlib'
 import { HoldfastError } from '../core/errors'
-import { estimateCost } from '../core/cost'
 import type { StepMeta } from '../generated/meta'
-import { finishRecord, type ResponseFile } from '../store/journal'
+import type { FinishJob } from '../store/finish'
 import type { ServerContext } from './context'
 import type { Exchange, Route } from './pipeline'
-import { answerFacts } from './usage'
 import { forwardHeaders, responseHeaders, rowKey } from './upstream'
 import { sendError } from './respond'
 
@@ -29,20 +25,6 @@ export interface Forwarded {
   ttfbMs: number | null
   totalMs: number
   error: { code: string; message: string } | null
-}
-
-const gunzip = promisify(zlib.gunzip)
-const brotli = promisify(zlib.brotliDecompress)
-const inflate = promisify(zlib.inflate)
-
-/** Decode a body by its content-encoding, for the record and usage (the client got the raw bytes). */
-export async function decodeBody(body: Buffer, encoding: string | string[] | undefined): Promise<Buffer> {
-  const enc = (Array.isArray(encoding) ? encoding.join(',') : (encoding ?? '')).trim().toLowerCase()
-  if (!enc || enc === 'identity' || body.length === 0) return body
-  if (enc === 'gzip' || enc === 'x-gzip') return gunzip(body)
-  if (enc === 'br') return brotli(body)
-  if (enc === 'deflate') return inflate(body)
-  return body
 }
 
 /** Send `ex.sent` upstream and stream the answer to `res`. Never throws. */
@@ -136,41 +118,37 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
 
 const str = (v: string | string[] | undefined): string => (Array.isArray(v) ? v.join(', ') : (v ?? ''))
 
-/** finish: write the response and the completed meta, then let the commit go. */
+/**
+ * finish: the meta's finish half as far as the exchange knows it, then the commit worker decodes
+ * the answer, reads usage, prices it and writes the files (off this thread); the commit follows.
+ */
 export async function finish(ctx: ServerContext, ex: Exchange, f: Forwarded): Promise<StepMeta> {
   const step = ex.step as NonNullable<Exchange['step']>
   const sent = ex.sent as NonNullable<Exchange['sent']>
-  const type = str(f.headers['content-type']).toLowerCase()
-  const sse = type.includes('text/event-stream')
-  let decoded = f.body
-  let decodeError: string | undefined
-  try {
-    decoded = await decodeBody(f.body, f.headers['content-encoding'])
-  } catch (err) {
-    decodeError = `the response could not be decoded (${str(f.headers['content-encoding'])}): ${(err as Error).message}`
-  }
-  const file: ResponseFile = sse ? 'response.sse' : type.includes('json') ? 'response.json' : 'response.txt'
-  const facts =
-    f.status === null ? { usage: null, stopReason: null } : answerFacts(ex.dialect.name, decoded, sse)
+  step.agent.answered(step.n, f.status ?? undefined)
   const responseHeadersRecorded: Record<string, string> = {}
   for (const [k, v] of Object.entries(f.headers))
     if (v !== undefined && k !== 'set-cookie') responseHeadersRecorded[k] = str(v)
-  const meta: StepMeta = {
-    ...step.meta,
-    ended_at: new Date().toISOString(),
-    ttfb_ms: f.ttfbMs === null ? null : round(f.ttfbMs),
-    total_ms: round(f.totalMs),
-    status: f.status,
-    outcome: f.outcome,
-    response_file: f.status === null ? null : file,
-    response_headers: responseHeadersRecorded,
-    usage: facts.usage,
-    cost: estimateCost(step.meta.route.model, facts.usage, sent.verdict.applied, ctx.config.prices),
-    stop_reason: facts.stopReason,
-    error: f.error ?? (decodeError ? { code: 'RESPONSE_UNDECODABLE', message: decodeError } : null),
+  const job: FinishJob = {
+    dir: step.dir,
+    dialect: ex.dialect.name,
+    meta: {
+      ...step.meta,
+      ended_at: new Date().toISOString(),
+      ttfb_ms: f.ttfbMs === null ? null : round(f.ttfbMs),
+      total_ms: round(f.totalMs),
+      status: f.status,
+      outcome: f.outcome,
+      response_headers: responseHeadersRecorded,
+      error: f.error,
+    },
+    body: f.status === null ? null : f.body,
+    contentType: str(f.headers['content-type']),
+    contentEncoding: str(f.headers['content-encoding']),
+    holdApplied: sent.verdict.applied,
+    prices: ctx.config.prices,
   }
-  await finishRecord(step.dir, f.status === null ? undefined : { file, bytes: decoded }, meta)
-  step.agent.answered(step.n, f.status ?? undefined)
+  const meta = await ctx.committer.finish(job)
   step.meta = meta
   return meta
 }

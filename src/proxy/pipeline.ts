@@ -6,7 +6,6 @@
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import { randomUUID } from 'node:crypto'
-import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { HoldfastError } from '../core/errors'
@@ -146,7 +145,7 @@ export async function resolve(ctx: ServerContext, ex: Exchange, choice?: RouteCh
   const ws = ctx.workspace(ex.workspace)
   // A workspace that does not exist yet has only the starter config (no roles); it is created
   // when the step is recorded, so a request refused before that leaves nothing on disk.
-  const resolved = fs.existsSync(ws.repo.gitdir)
+  const resolved = ws.exists()
     ? await ctx.configReader(ex.workspace).resolve(`agent:${ex.agent}`, async () => {
         return (
           (await readRef(ws.repo, agentRef(ex.agent))) ?? (await readRef(ws.repo, configRef(DEFAULT_LINEAGE)))

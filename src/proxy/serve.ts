@@ -15,7 +15,7 @@ import {
   journalSteps,
   pruneJournal,
   readMetaSync,
-  REQUEST_FILE,
+  isCompleteRecord,
   RESPONSE_FILES,
 } from '../store/journal'
 import { takeHomeLock, writeServeInfo, removeServeInfo } from '../store/serve-lock'
@@ -60,10 +60,8 @@ export async function recoverWorkspace(ws: Workspace, log: Logger): Promise<numb
     for (const n of await journalSteps(ws.agentJournal(agent))) {
       if (n <= committed) continue
       const dir = ws.stepDir(agent, n)
-      try {
-        await fsp.access(path.join(dir, REQUEST_FILE))
-      } catch {
-        // No request.json: the record never completed, so nothing was sent. Remove the debris.
+      if (!isCompleteRecord(dir)) {
+        // The record never completed (no request.json, or a short one), so nothing was sent.
         await fsp.rm(dir, { recursive: true, force: true })
         continue
       }

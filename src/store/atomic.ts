@@ -5,7 +5,7 @@
  * No fsync: this survives a killed process, not a power cut.
  */
 import { randomBytes } from 'node:crypto'
-import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { renameSync, rmSync, writeFileSync } from 'node:fs'
 import { mkdir, open, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 
@@ -40,16 +40,11 @@ export async function writeFileAtomic(path: string, data: Buffer | string, mode?
   }
 }
 
-/**
- * The same, synchronously: for small records on the request path, where a sync write and rename
- * (≈ 60 µs here) costs less than the thread-pool round trips of the async calls.
- */
-export function writeFileAtomicSync(path: string, data: Buffer | string, mode?: number): void {
-  mkdirSync(dirname(path), { recursive: true })
+/** The same, synchronously: for the commit worker, where blocking its own thread costs nothing. */
+export function writeFileAtomicSync(path: string, data: Buffer | string): void {
   const temp = tempPathFor(path)
   try {
-    writeFileSync(temp, data, { flag: 'wx', mode: mode ?? 0o666 })
-    if (mode !== undefined) chmodSync(temp, mode)
+    writeFileSync(temp, data, { flag: 'wx' })
     renameSync(temp, path)
   } catch (err) {
     rmSync(temp, { force: true })

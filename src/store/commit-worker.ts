@@ -7,23 +7,32 @@
  */
 import { parentPort } from 'node:worker_threads'
 import { maintain } from './git-run'
-import { pruneJournal } from './journal'
+import { completeFinish, type FinishJob } from './finish'
+import { pruneJournal, type StepMeta } from './journal'
 import { Workspace } from './workspace'
 
 export type CommitRequest =
   | { kind: 'commit'; id: number; home: string; ws: string; agent: string; n: number; model: string | null }
   | { kind: 'maintain'; id: number; home: string; ws: string }
+  | { kind: 'finish'; id: number; job: FinishJob }
 export type CommitReply =
-  { id: number; oid: string } | { id: number; error: { name: string; message: string } }
+  | { id: number; oid: string }
+  | { id: number; meta: StepMeta }
+  | { id: number; error: { name: string; message: string } }
+type QueuedJob = Exclude<CommitRequest, { kind: 'finish' }>
 
 type Reply = (r: CommitReply) => void
 
 interface Queue {
   ws: Workspace
-  jobs: CommitRequest[]
+  jobs: QueuedJob[]
   running: boolean
   /** Agents whose commits were given up: their later steps stay in the journal until a restart. */
   stalled: Map<string, Error>
+  /** Committed steps not yet pruned from the journal: agent → highest committed step. */
+  prune: Map<string, number>
+  unpruned: number
+  pruneTimer?: NodeJS.Timeout
 }
 
 const errorReply = (id: number, err: unknown): CommitReply => ({
@@ -47,7 +56,7 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
   await new Promise((r) => setTimeout(r, BATCH_WINDOW_MS))
   const attempts = new Map<string, number>()
   while (q.jobs.length > 0) {
-    const first = q.jobs[0] as CommitRequest
+    const first = q.jobs[0] as QueuedJob
     if (first.kind === 'maintain') {
       q.jobs.shift()
       await maintain(q.ws.repo.gitdir).then(
@@ -90,7 +99,8 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
     }
     for (const [agent, n] of latest) {
       attempts.delete(agent)
-      await pruneJournal(q.ws.agentJournal(agent), n)
+      q.prune.set(agent, n)
+      q.unpruned++
     }
     if (again.length > 0) {
       const wait = Math.max(...again.map((j) => RETRY_MS[(attempts.get(j.agent) ?? 1) - 1] ?? 0))
@@ -99,6 +109,31 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
     }
   }
   q.running = false
+  schedulePrune(q)
+}
+
+/** Steps pruned in bulk once commits go quiet (or this many are waiting): removing a directory is the costliest file operation here. */
+const PRUNE_IDLE_MS = 1000
+const PRUNE_MAX_WAITING = 256
+
+/**
+ * Drop committed journal steps (each agent's latest stays: the next hold reads it) when the
+ * workspace has been quiet for a second, or when many wait: never beside a burst of requests.
+ */
+function schedulePrune(q: Queue): void {
+  if (q.prune.size === 0) return
+  clearTimeout(q.pruneTimer)
+  const run = (): void => {
+    const todo = [...q.prune]
+    q.prune.clear()
+    q.unpruned = 0
+    void (async () => {
+      // A failed prune only leaves committed steps in the journal; the next prune or start removes them.
+      for (const [agent, n] of todo) await pruneJournal(q.ws.agentJournal(agent), n).catch(() => undefined)
+    })()
+  }
+  if (q.unpruned >= PRUNE_MAX_WAITING) run()
+  else q.pruneTimer = setTimeout(run, PRUNE_IDLE_MS)
 }
 
 if (parentPort) {
@@ -106,10 +141,29 @@ if (parentPort) {
   const queues = new Map<string, Queue>()
   const reply: Reply = (r) => port.postMessage(r)
   port.on('message', (m: CommitRequest) => {
+    if (m.kind === 'finish') {
+      // Written at once, never queued behind commits: the step's commit waits for this.
+      try {
+        reply({ id: m.id, meta: completeFinish(m.job) })
+      } catch (err) {
+        reply(errorReply(m.id, err))
+      }
+      return
+    }
     const key = `${m.home}\0${m.ws}`
     let q = queues.get(key)
     if (!q)
-      queues.set(key, (q = { ws: new Workspace(m.home, m.ws), jobs: [], running: false, stalled: new Map() }))
+      queues.set(
+        key,
+        (q = {
+          ws: new Workspace(m.home, m.ws),
+          jobs: [],
+          running: false,
+          stalled: new Map(),
+          prune: new Map(),
+          unpruned: 0,
+        }),
+      )
     q.jobs.push(m)
     if (!q.running) void drain(q, reply)
   })

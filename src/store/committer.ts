@@ -9,13 +9,16 @@ import path from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { CommitReply, CommitRequest } from './commit-worker'
 import { maintain } from './git-run'
-import { pruneJournal } from './journal'
+import { pruneJournal, type StepMeta } from './journal'
+import { completeFinish, type FinishJob } from './finish'
 import { Workspace } from './workspace'
 
 export interface Committer {
   commit(home: string, ws: string, agent: string, n: number, model: string | null): Promise<string>
   /** Pack the workspace repository (`git gc`), never beside one of its commits. */
   maintain(home: string, ws: string): Promise<void>
+  /** Write a step's finish half (decode, usage, cost, response + meta files); returns the meta. */
+  finish(job: FinishJob): Promise<StepMeta>
   close(): Promise<void>
 }
 
@@ -31,6 +34,9 @@ export class InlineCommitter implements Committer {
   }
   async maintain(home: string, ws: string): Promise<void> {
     await maintain(new Workspace(home, ws).repo.gitdir)
+  }
+  async finish(job: FinishJob): Promise<StepMeta> {
+    return completeFinish(job)
   }
   async close(): Promise<void> {}
 }
@@ -48,7 +54,7 @@ export class WorkerCommitter implements Committer {
   private nextId = 1
   private readonly pending = new Map<
     number,
-    { resolve: (oid: string) => void; reject: (err: Error) => void }
+    { resolve: (v: string | StepMeta) => void; reject: (err: Error) => void }
   >()
 
   private ensure(): Worker {
@@ -60,6 +66,7 @@ export class WorkerCommitter implements Committer {
       if (!p) return
       this.pending.delete(m.id)
       if ('oid' in m) p.resolve(m.oid)
+      else if ('meta' in m) p.resolve(m.meta)
       else p.reject(Object.assign(new Error(m.error.message), { name: m.error.name }))
     })
     const fail = (err: Error): void => {
@@ -75,16 +82,20 @@ export class WorkerCommitter implements Committer {
     return worker
   }
 
-  private ask(m: CommitRequest): Promise<string> {
+  private ask<T extends string | StepMeta>(m: CommitRequest): Promise<T> {
     const worker = this.ensure()
-    return new Promise<string>((resolve, reject) => {
-      this.pending.set(m.id, { resolve, reject })
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(m.id, { resolve: resolve as (v: string | StepMeta) => void, reject })
       worker.postMessage(m)
     })
   }
 
   commit(home: string, ws: string, agent: string, n: number, model: string | null): Promise<string> {
-    return this.ask({ kind: 'commit', id: this.nextId++, home, ws, agent, n, model })
+    return this.ask<string>({ kind: 'commit', id: this.nextId++, home, ws, agent, n, model })
+  }
+
+  finish(job: FinishJob): Promise<StepMeta> {
+    return this.ask<StepMeta>({ kind: 'finish', id: this.nextId++, job })
   }
 
   async maintain(home: string, ws: string): Promise<void> {

@@ -1,15 +1,17 @@
 /**
  * The journal: `<home>/workspaces/<ws>/steps/<agent>/<NNN>/` holds each step's record before it
- * is committed. Invariant: `meta.json` (send half) is written first and `request.json` last, each
- * by temp file + rename, so a step directory with `request.json` is a complete record and one
- * without it was never sent. The journal keeps uncommitted steps and each agent's latest step.
+ * is committed. Invariant: `meta.json` (send half, with `request_bytes`) is written first and
+ * `request.json` last, and nothing is sent before both are written: a step directory whose
+ * `request.json` has `request_bytes` bytes is a complete record; any other was never sent.
+ * Later writes replace files by temp file + rename. The journal keeps uncommitted steps and
+ * each agent's latest step.
  */
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import type { StepMeta } from '../generated/meta'
 import { compareSteps, formatStep, parseStep } from '../core/naming'
-import { writeFileAtomic, writeFileAtomicSync } from './atomic'
+import { writeFileAtomicSync } from './atomic'
 
 export type { StepMeta }
 
@@ -25,22 +27,26 @@ export type ResponseFile = (typeof RESPONSE_FILES)[number]
  */
 export function writeRecord(stepDir: string, request: Buffer, meta: StepMeta): void {
   fs.mkdirSync(stepDir, { recursive: true })
-  // meta.json needs no temp file: until request.json lands, the directory is not a record.
-  fs.writeFileSync(path.join(stepDir, META_FILE), metaBytes(meta))
-  writeFileAtomicSync(path.join(stepDir, REQUEST_FILE), request)
+  // No temp files: until request.json holds request_bytes bytes, the directory is not a record.
+  fs.writeFileSync(path.join(stepDir, META_FILE), metaBytes(meta), { flag: 'wx' })
+  fs.writeFileSync(path.join(stepDir, REQUEST_FILE), request, { flag: 'wx' })
 }
 
-/**
- * Write the finish half: the response (when any), then the completed meta. Asynchronous: the
- * client already has its answer, and the event loop stays free for the next request.
- */
-export async function finishRecord(
+/** True when the directory holds a complete record (a crash mid-write leaves a short request.json). */
+export function isCompleteRecord(stepDir: string): boolean {
+  const meta = readMetaSync(stepDir)
+  const st = fs.statSync(path.join(stepDir, REQUEST_FILE), { throwIfNoEntry: false })
+  return meta !== undefined && st !== undefined && st.isFile() && st.size === meta.request_bytes
+}
+
+/** Write the finish half: the response (when any), then the completed meta (run by the commit worker). */
+export function finishRecord(
   stepDir: string,
   response: { file: ResponseFile; bytes: Buffer } | undefined,
   meta: StepMeta,
-): Promise<void> {
-  if (response) await writeFileAtomic(path.join(stepDir, response.file), response.bytes)
-  await writeFileAtomic(path.join(stepDir, META_FILE), metaBytes(meta))
+): void {
+  if (response) writeFileAtomicSync(path.join(stepDir, response.file), response.bytes)
+  writeFileAtomicSync(path.join(stepDir, META_FILE), metaBytes(meta))
 }
 
 export function metaBytes(meta: StepMeta): Buffer {
@@ -92,11 +98,12 @@ export function readMetaSync(stepDir: string): StepMeta | undefined {
   }
 }
 
-/** Remove journal directories of committed steps, keeping the agent's latest step. */
+/** Remove journal directories of committed steps, keeping the agent's latest recorded step. */
 export async function pruneJournal(agentDir: string, committedUpTo: number): Promise<void> {
   const steps = await journalSteps(agentDir)
-  const latest = steps[steps.length - 1]
-  for (const n of steps) {
+  const recorded = steps.filter((n) => fs.existsSync(path.join(agentDir, formatStep(n), REQUEST_FILE)))
+  const latest = recorded[recorded.length - 1]
+  for (const n of recorded) {
     if (n <= committedUpTo && n !== latest) {
       await fsp.rm(path.join(agentDir, formatStep(n)), { recursive: true, force: true })
     }

@@ -4,6 +4,7 @@
  * Invariant: a step is committed on `refs/heads/agents/<agent>` only by compare-and-swap, after
  * every earlier step of that agent; a branch is created at `config/default`'s tip.
  */
+import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { formatStep, parseStep } from '../core/naming'
@@ -35,6 +36,14 @@ export class Workspace {
   ) {
     this.repo = openRepo(homePaths.repo(home, name))
     this.journalDir = homePaths.journal(home, name)
+  }
+
+  private seen = false
+
+  /** Whether the repository exists (remembered once it does: a workspace is never removed under us). */
+  exists(): boolean {
+    this.seen ||= fs.existsSync(this.repo.gitdir)
+    return this.seen
   }
 
   /** Create the repository (and its root commit on config/default) when it does not exist. */

@@ -5,8 +5,8 @@
  */
 import type { DialectName } from '../dialects/types'
 import type { Usage } from '../generated/meta'
-import { isObject, type Json, type JsonObject } from '../core/json'
-import { sseEvents } from '../core/sse'
+import { isObject, type Json, type JsonObject } from './json'
+import { sseEvents } from './sse'
 
 export { sseEvents }
 
