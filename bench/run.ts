@@ -44,6 +44,15 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / tick
 }
 
+/** Reset the process's peak RSS (Linux: write 5 to clear_refs), so each case reports its own. */
+function resetPeak(pid: number): void {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5')
+  } catch {
+    // Not permitted here: the peak then covers every case so far.
+  }
+}
+
 function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
@@ -247,16 +256,19 @@ async function main(): Promise<void> {
     const d = await load(direct, make, k.n, k.c)
     const b = await load(viaBare, make, k.n, k.c)
     const cpu0 = cpuMs(pid)
+    resetPeak(pid)
     const p = await load((lane) => via(lane, tag), make, k.n, k.c)
     const cpu = (cpuMs(pid) - cpu0) / k.n
+    const peakMb = rssMb(pid, 'VmHWM')
     rows.push(
       `| ${k.name} | ${k.c} | ${f(d.p50)} / ${f(b.p50)} / ${f(p.p50)} | ${f(b.p50 - d.p50)} / **${f(p.p50 - d.p50)}** | ${f(d.p99)} / ${f(b.p99)} / ${f(p.p99)} | ${
         k.stream ? `${f(d.ttfb50)} / ${f(b.ttfb50)} / ${f(p.ttfb50)}` : '-'
-      } | ${f(d.rps)} / ${f(b.rps)} / ${f(p.rps)} | ${f(cpu)} |`,
+      } | ${f(d.rps)} / ${f(b.rps)} / ${f(p.rps)} | ${f(cpu)} | ${Math.round(peakMb)} |`,
     )
     process.stderr.write(`done: ${k.name} c=${k.c}\n`)
   }
   // Step cost as history grows: one agent, 500 sequential steps of a growing conversation.
+  resetPeak(pid)
   const steps = QUICK ? 150 : 500
   const grow: number[] = []
   const sizes: number[] = []
@@ -309,8 +321,8 @@ async function main(): Promise<void> {
     '',
     'Columns: direct to the fake upstream / through a bare undici forwarder (no parse, no record, no commit) / through holdfast.',
     '',
-    '| case | c | p50 ms | added p50 ms (bare / holdfast) | p99 ms | SSE time to first byte ms | req/s | holdfast CPU ms/req (all threads) |',
-    '|---|---|---|---|---|---|---|---|',
+    '| case | c | p50 ms | added p50 ms (bare / holdfast) | p99 ms | SSE time to first byte ms | req/s | holdfast CPU ms/req (all threads) | holdfast peak RSS MB |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     `| step cost as history grows | added ms p50 | added ms p99 |`,
@@ -318,7 +330,7 @@ async function main(): Promise<void> {
     `| steps 1–50 (requests ${kb(sizes[0])}–${kb(sizes[49])} KB) | ${f(pct(early, 50))} | ${f(pct(early, 99))} |`,
     `| steps ${steps - 49}–${steps} (requests ${kb(sizes[steps - 50])}–${kb(sizes[steps - 1])} KB) | ${f(pct(late, 50))} | ${f(pct(late, 99))} |`,
     '',
-    `Peak proxy RSS: ${f(peak)} MB. All steps committed ${f(drainMs)} ms after the last answer.`,
+    `Peak RSS over the growing conversation: ${f(peak)} MB. All steps committed ${f(drainMs)} ms after the last answer.`,
     '',
     ...roles,
   ]

@@ -18,8 +18,13 @@ export interface PreviousStep {
   path: string
   /** request.json bytes as recorded. */
   bytes: Buffer
-  /** JSON.parse of `bytes` (callers cache it; the hold never re-parses). */
+  /**
+   * JSON.parse of `bytes` (callers cache it; the hold never re-parses). Only the top-level fields
+   * and the transcript's system part and head are read, so a caller may keep just those.
+   */
   parsed: JsonObject
+  /** Whether any `cache_control` of the request asks for the 1 h lifetime; computed from `parsed` when absent. */
+  longTtl?: boolean
   /** scanTopLevel(bytes) if the caller has it cached; else the hold scans when it substitutes. */
   top?: ScannedTop
   /** Epoch ms the previous step was sent. */
@@ -131,7 +136,10 @@ export function hold(
   if (refused) return whole('previous-refused')
   const age = ctx.now - previous.sentAt
   const ttl = ctx.ttlMs ?? CACHE_TTL_MS
-  if (age > ttl && !(hasLongTtl(previous.parsed) && age <= (ctx.longTtlMs ?? LONG_CACHE_TTL_MS))) {
+  if (
+    age > ttl &&
+    !((previous.longTtl ?? hasLongTtl(previous.parsed)) && age <= (ctx.longTtlMs ?? LONG_CACHE_TTL_MS))
+  ) {
     return whole('ttl-expired')
   }
   const marks =
@@ -183,7 +191,7 @@ function heldName(dialect: Dialect, tool: Json | undefined, index: number): stri
 }
 
 /** Any `cache_control` in the request asks for the one-hour lifetime. */
-function hasLongTtl(v: Json | undefined): boolean {
+export function hasLongTtl(v: Json | undefined): boolean {
   if (Array.isArray(v)) return v.some(hasLongTtl)
   if (!isObject(v)) return false
   const cc = v.cache_control

@@ -29,6 +29,9 @@ export async function handleAdmin(
         home: ctx.home,
         uptime_s: Math.round((Date.now() - startedAt) / 1000),
         in_flight: ctx.inflight.size,
+        memory_mb: Object.fromEntries(
+          Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round((v / 1048576) * 10) / 10]),
+        ),
         agents: [...ctx.agents.values()].map((s) => ({
           workspace: s.ws.name,
           agent: s.name,

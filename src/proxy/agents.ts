@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import type { JsonObject } from '../core/json'
-import { RecordFault, type PreviousStep } from '../core/hold'
+import { isObject, type JsonObject } from '../core/json'
+import { hasLongTtl, RecordFault, type PreviousStep } from '../core/hold'
 import { formatStep } from '../core/naming'
 import { journalSteps, readMetaSync, REQUEST_FILE } from '../store/journal'
 import type { Committer } from '../store/committer'
@@ -104,12 +104,14 @@ export class AgentState {
       // A directory in its place (EISDIR), or an unreadable file: a fault of the record, not "absent".
       throw new RecordFault(file, (err as Error).message)
     }
-    const parsed = parse(bytes, file)
+    const full = parse(bytes, file)
+    const parsed = slim(full)
     const meta = readMetaSync(dir)
     const previous: PreviousStep = {
       path: file,
       bytes,
       parsed,
+      longTtl: longTtl(bytes, full),
       sentAt: meta ? Date.parse(meta.started_at) : st.mtimeMs,
       headers: meta?.cache_keying_headers ?? {},
       status: meta?.status ?? undefined,
@@ -120,6 +122,11 @@ export class AgentState {
 
   /** Remember the request just recorded as the next step's previous. */
   remember(step: number, previous: PreviousStep): void {
+    previous = {
+      ...previous,
+      parsed: slim(previous.parsed),
+      longTtl: previous.longTtl ?? longTtl(previous.bytes, previous.parsed),
+    }
     const st = fs.statSync(previous.path)
     this.cached = { step, previous, stamp: stampOf(st) }
   }
@@ -177,4 +184,26 @@ export class AgentState {
   drained(): Promise<void> {
     return this.chain
   }
+}
+
+/**
+ * What the hold reads of a previous request: every top-level field but the transcript, of which
+ * only the leading system/developer messages and the first message after them (the head). A long
+ * conversation's parsed transcript would otherwise stay in memory once per agent.
+ */
+export function slim(parsed: JsonObject): JsonObject {
+  const messages = parsed.messages
+  if (!Array.isArray(messages)) return parsed
+  let i = 0
+  while (i < messages.length) {
+    const m = messages[i]
+    if (!isObject(m) || (m.role !== 'system' && m.role !== 'developer')) break
+    i++
+  }
+  return i + 1 >= messages.length ? parsed : { ...parsed, messages: messages.slice(0, i + 1) }
+}
+
+/** The 1 h cache lifetime is asked for: looked for in the full request once, cheaply (a byte search first). */
+function longTtl(bytes: Buffer, parsed: JsonObject): boolean {
+  return bytes.includes('"1h"') && hasLongTtl(parsed)
 }
