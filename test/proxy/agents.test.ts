@@ -12,7 +12,10 @@ const messages = [
   { role: 'system', content: 's' },
   { role: 'user', content: 'head' },
   { role: 'assistant', content: 'a' },
-  { role: 'user', content: [{ type: 'text', text: 'tail', cache_control: { type: 'ephemeral', ttl: '1h' } }] },
+  {
+    role: 'user',
+    content: [{ type: 'text', text: 'tail', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+  },
 ]
 
 describe('the previous record kept per agent', () => {
