@@ -10,4 +10,6 @@ module.exports = {
     ],
   },
   testTimeout: 20000,
+  // Two workers on two cores: most suites wait on sockets, git and child processes (99 s vs 169 s).
+  maxWorkers: 2,
 }
