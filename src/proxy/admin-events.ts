@@ -7,25 +7,10 @@
 import type http from 'node:http'
 import { HoldfastError } from '../core/errors'
 import { isObject } from '../core/json'
+import { readJsonBody } from './admin-body'
 import type { ServerContext } from './context'
 
 const EVENT_LIMIT = 64 * 1024
-
-async function readBody(req: http.IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > EVENT_LIMIT)
-      throw new HoldfastError('BODY_TOO_LARGE', `an event body is limited to ${EVENT_LIMIT} bytes`)
-    chunks.push(chunk)
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
-  } catch (err) {
-    throw new HoldfastError('BAD_JSON', `the request body is not valid JSON: ${(err as Error).message}`)
-  }
-}
 
 const isUpdate = (u: unknown): boolean =>
   isObject(u) && typeof u.ref === 'string' && typeof u.old === 'string' && typeof u.new === 'string'
@@ -39,8 +24,8 @@ export async function handleEventsAdmin(
   if (req.method !== 'POST' || pathname !== '/_holdfast/events/refs') {
     throw new HoldfastError('NOT_FOUND', `no such admin endpoint: ${req.method ?? 'GET'} ${pathname}`)
   }
-  const body = await readBody(req)
-  if (!isObject(body) || !Array.isArray(body.refs) || !body.refs.every(isUpdate)) {
+  const body = await readJsonBody(req, EVENT_LIMIT)
+  if (!Array.isArray(body.refs) || !body.refs.every(isUpdate)) {
     throw new HoldfastError('BAD_REQUEST', 'field "refs" must be an array of {ref, old, new} strings')
   }
   if (body.workspace !== undefined && typeof body.workspace !== 'string') {
