@@ -38,7 +38,8 @@ export interface PreviousStep {
 export interface Composed {
   bytes: Buffer
   parsed: JsonObject
-  top: ScannedTop
+  /** scanTopLevel(bytes) when the caller has it; else the hold scans only when it substitutes. */
+  top?: ScannedTop
   headers: Readonly<Record<string, string | undefined>>
 }
 
@@ -155,7 +156,9 @@ export function hold(
   if (!top.ok) throw new RecordFault(previous.path, top.error)
   const span = top.keys.get('tools')
   if (span === undefined) throw new RecordFault(previous.path, 'its "tools" key is not at the top level')
-  const body = applyEdits(composed.bytes, composed.top, [
+  const into = composed.top ?? scanTopLevel(composed.bytes)
+  if (!into.ok) throw new Error(`the composed request does not scan: ${into.error}`)
+  const body = applyEdits(composed.bytes, into, [
     { key: 'tools', value: previous.bytes.subarray(span.valueStart, span.valueEnd) },
   ])
   const held = dropped.map((i) => heldName(dialect, prevTools[i], i))

@@ -142,14 +142,14 @@ export class AgentState {
    * and retries a branch it cannot move). Returns a promise settling when the commit has landed,
    * or failed for good (then this agent's later steps stay in the journal until a restart).
    */
-  queueCommit(n: number, finished: Promise<unknown>, model: () => string | null): Promise<void> {
+  queueCommit(n: number, finished: Promise<unknown>, model: string | null): Promise<void> {
     const submitted = this.submitted.then(() => finished.catch(() => undefined))
     this.submitted = submitted
     const landed = submitted.then(async () => {
       if (this.stalled) return
       const t0 = Date.now()
       try {
-        await this.committer.commit(this.ws.home, this.ws.name, this.name, n, model())
+        await this.committer.commit(this.ws.home, this.ws.name, this.name, n, model)
       } catch (err) {
         this.stalled ??= err instanceof Error ? err : new Error(String(err))
         this.log.error(

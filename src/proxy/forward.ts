@@ -1,8 +1,8 @@
 /**
  * forward and finish: send the recorded bytes to the provider row, stream status, headers and
- * body back unbuffered and byte for byte while teeing a copy, then write the response and the
- * completed meta and queue the commit. Invariant: a client that goes away aborts the upstream
- * call; an upstream that fails mid-stream gets the client socket destroyed, never more bytes.
+ * body back unbuffered and byte for byte while teeing a copy, then hand the answer to the commit
+ * worker, which writes the response and the completed meta. Invariant: a client that goes away
+ * aborts the upstream call; an upstream that fails mid-stream gets the client socket destroyed.
  */
 import type { ServerResponse } from 'node:http'
 import { once } from 'node:events'
@@ -12,7 +12,7 @@ import type { StepMeta } from '../generated/meta'
 import type { FinishJob } from '../store/finish'
 import type { ServerContext } from './context'
 import type { Exchange, Route } from './pipeline'
-import { forwardHeaders, responseHeaders, rowKey } from './upstream'
+import { forwardHeaders, responseHeaders } from './upstream'
 import { sendError } from './respond'
 
 export type Outcome = NonNullable<StepMeta['outcome']>
@@ -58,8 +58,7 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
   }
   let up
   try {
-    const key = rowKey(route.provider, route.row)
-    const headers = forwardHeaders(ex.headers, route.url, sent.bytes.length, route.row, key)
+    const headers = forwardHeaders(ex.headers, route.url, sent.bytes.length, route.row, route.key)
     up = await ctx.upstream.send(route.url, 'POST', headers, sent.bytes, ac.signal)
   } catch (err) {
     if (ac.signal.aborted) {

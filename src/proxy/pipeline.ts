@@ -16,7 +16,7 @@ import { isObject, type Json, type JsonObject } from '../core/json'
 import { presentedName } from '../core/loaded-set'
 import { formatStep } from '../core/naming'
 import { type RoleDecl, routeByRole } from '../core/roles'
-import { applyEdits, type Edit, jsonBytes, scanTopLevel, type ScannedTop } from '../core/splice'
+import { applyEdits, jsonBytes, scanTopLevel, type ScannedTop } from '../core/splice'
 import type { Dialect } from '../dialects/types'
 import type { Change, StepMeta } from '../generated/meta'
 import type { ProviderRow } from '../store/config'
@@ -26,7 +26,7 @@ import { agentRef, configRef, DEFAULT_LINEAGE } from '../store/home'
 import { REQUEST_FILE, writeRecord } from '../store/journal'
 import type { AgentState } from './agents'
 import type { ServerContext } from './context'
-import { upstreamUrl } from './upstream'
+import { rowKey, upstreamUrl } from './upstream'
 
 /** A deciding plugin's route answer (DESIGN §10): any of role, provider row, model; `by` names the plugin. */
 export interface RouteChoice {
@@ -41,6 +41,8 @@ export interface Route {
   plugin?: string
   provider: string
   row: ProviderRow
+  /** The row's key when it names `api_key_env` (never recorded), else the client's own auth goes through. */
+  key: string | undefined
   url: URL
   model: string | null
   role: string | null
@@ -66,16 +68,14 @@ export interface Exchange {
   route?: Route
   /** Top-level fields resolve and compose set (role model, tools, …), spliced in one pass. */
   overrides: JsonObject
-  /** Field edits compose decided on, applied in one splice. */
-  edits: Edit[]
   changes: Change[]
   injected: string[]
-  composed?: { bytes: Buffer; parsed: JsonObject; top: ScannedTop }
+  /** The composition; `top` only when it is the client's body (a spliced one is scanned if the hold needs it). */
+  composed?: { bytes: Buffer; parsed: JsonObject; top?: ScannedTop }
   /** What goes upstream, after the hold. */
   sent?: { bytes: Buffer; parsed: JsonObject; verdict: HoldVerdict }
   /** Set by the record stage; `release` lets the queued commit go once finish has run. */
   step?: { n: number; dir: string; meta: StepMeta; agent: AgentState; release: () => void }
-  startedAt: number
 }
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)
@@ -117,10 +117,8 @@ export function accept(
     parsed,
     top,
     overrides: {},
-    edits: [],
     changes: [],
     injected: [],
-    startedAt: Date.now(),
   }
 }
 
@@ -218,6 +216,7 @@ export async function resolve(ctx: ServerContext, ex: Exchange, choice?: RouteCh
   ex.route = {
     provider,
     row,
+    key: undefined,
     url: upstreamUrl(row, ex.path),
     model,
     role: r.kind === 'role' ? r.role : null,
@@ -225,6 +224,15 @@ export async function resolve(ctx: ServerContext, ex: Exchange, choice?: RouteCh
     configNote,
     ...(choice ? { plugin: choice.by } : {}),
   }
+}
+
+/**
+ * The route's key, once plugins have routed: a row naming an unset `api_key_env` cannot send, so
+ * it is refused here, before a step is numbered or recorded.
+ */
+export function authorize(ex: Exchange): void {
+  const route = ex.route as Route
+  route.key = rowKey(route.provider, route.row)
 }
 
 /** compose: the client's body plus the agent's loaded tools (after the client's own), and row settings. */
@@ -264,15 +272,11 @@ export function compose(ctx: ServerContext, ex: Exchange): void {
     overrides.prompt_cache_key = `${ex.workspace}/${ex.agent}`
     ex.changes.push({ field: 'prompt_cache_key', why: `provider row "${route.provider}" sets it per agent` })
   }
-  for (const [key, value] of Object.entries(overrides)) ex.edits.push({ key, value: jsonBytes(value) })
-  if (ex.edits.length === 0) {
-    ex.composed = { bytes: ex.raw, parsed: ex.parsed, top: ex.top }
-    return
-  }
-  const bytes = applyEdits(ex.raw, ex.top, ex.edits)
-  const top = scanTopLevel(bytes)
-  if (!top.ok) throw new HoldfastError('INTERNAL', `composing the request broke its JSON: ${top.error}`)
-  ex.composed = { bytes, parsed: { ...ex.parsed, ...overrides }, top }
+  const edits = Object.entries(overrides).map(([key, value]) => ({ key, value: jsonBytes(value) }))
+  ex.composed =
+    edits.length === 0
+      ? { bytes: ex.raw, parsed: ex.parsed, top: ex.top }
+      : { bytes: applyEdits(ex.raw, ex.top, edits), parsed: { ...ex.parsed, ...overrides } }
 }
 
 /** The cache-keying request headers the hold compares (anthropic-beta). */
@@ -325,9 +329,6 @@ export function applyHold(ctx: ServerContext, ex: Exchange, previous: PreviousSt
   }
   ex.sent = { bytes: closed?.bytes ?? result.body, parsed, verdict: v }
 }
-
-// Shared with the plugins' view of an exchange, so replay sees exactly what a live plugin saw.
-export { sanitizeHeaders }
 
 /**
  * hold + record: one critical section per agent. Numbering, reading the previous record, the
@@ -391,6 +392,6 @@ export async function holdAndRecord(ctx: ServerContext, ex: Exchange, agent: Age
     const finished = new Promise<void>((resolve) => (release = resolve))
     ex.step = { n, dir, meta, agent, release }
     // Queued inside the lock, so commits are chained in step order.
-    void agent.queueCommit(n, finished, () => ex.step?.meta.route.model ?? null)
+    void agent.queueCommit(n, finished, meta.route.model)
   })
 }

@@ -14,13 +14,13 @@ import {
   journalAgents,
   journalSteps,
   pruneJournal,
-  readMetaSync,
-  isCompleteRecord,
+  completeRecordMeta,
   RESPONSE_FILES,
 } from '../store/journal'
 import { takeHomeLock, writeServeInfo, removeServeInfo } from '../store/serve-lock'
 import { listWorkspaces, Workspace } from '../store/workspace'
 import { configWarnings } from '../store/config-lineage'
+import type { StepToCommit } from '../store/step-commits'
 import { syncRegistrations } from '../tools/registration'
 import { logHookInstall } from '../hooks/install'
 import { isLoopbackBind } from './address'
@@ -50,26 +50,26 @@ export interface RunningServer {
   close(): Promise<void>
 }
 
-/** Commit every journal step of this workspace that is not on its agent's branch yet. */
+/** Commit every journal step of this workspace that is not on its agent's branch yet, as one pack. */
 export async function recoverWorkspace(ws: Workspace, log: Logger): Promise<number> {
   await ws.ensure()
   await ws.clearStaleLocks()
-  let recovered = 0
+  const pending: StepToCommit[] = []
   for (const agent of await journalAgents(ws.journalDir)) {
     const committed = await ws.committedSteps(agent)
     for (const n of await journalSteps(ws.agentJournal(agent))) {
       if (n <= committed) continue
       const dir = ws.stepDir(agent, n)
-      if (!isCompleteRecord(dir)) {
+      const meta = completeRecordMeta(dir)
+      if (!meta) {
         // The record never completed (no request.json, or a short one), so nothing was sent.
         await fsp.rm(dir, { recursive: true, force: true })
         continue
       }
-      const meta = readMetaSync(dir)
-      if (meta && meta.ended_at === undefined) {
+      if (meta.ended_at === undefined) {
         // A response file written (atomically) before the crash is whole: keep and name it.
         const response = RESPONSE_FILES.find((f) => fs.existsSync(path.join(dir, f))) ?? null
-        await finishRecord(dir, undefined, {
+        finishRecord(dir, undefined, {
           ...meta,
           ended_at: new Date().toISOString(),
           status: null,
@@ -84,13 +84,19 @@ export async function recoverWorkspace(ws: Workspace, log: Logger): Promise<numb
           },
         })
       }
-      await ws.commitStep(agent, n, meta?.route.model ?? null)
-      log.info({ ws: ws.name, agent, step: formatStep(n) }, 'recovered an uncommitted step')
-      recovered++
+      pending.push({ agent, n, model: meta.route.model })
     }
+  }
+  const { failed } = await ws.commitSteps(pending)
+  for (const [agent, err] of failed)
+    throw new Error(`recovering ${ws.name}/${agent}: ${err.message}`, { cause: err })
+  for (const s of pending)
+    log.info({ ws: ws.name, agent: s.agent, step: formatStep(s.n) }, 'recovered an uncommitted step')
+  // Also drops what the commit worker had not pruned yet when the last serve stopped.
+  for (const agent of await journalAgents(ws.journalDir)) {
     await pruneJournal(ws.agentJournal(agent), await ws.committedSteps(agent))
   }
-  return recovered
+  return pending.length
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {

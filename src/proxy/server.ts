@@ -7,8 +7,8 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { HoldfastError } from '../core/errors'
-import { anthropic, openai } from '../dialects'
-import type { Dialect, DialectName } from '../dialects/types'
+import { anthropic, dialectByName, openai } from '../dialects'
+import type { DialectName } from '../dialects/types'
 import { address, type Addressed, guard, type Guard } from './address'
 import { handleAdmin } from './admin'
 import type { ServerContext } from './context'
@@ -16,6 +16,7 @@ import { finish, forward } from './forward'
 import {
   accept,
   applyHold,
+  authorize,
   compose,
   type Exchange,
   holdAndRecord,
@@ -27,7 +28,6 @@ import { sendError } from './respond'
 import { routeByPlugins } from '../plugins/host'
 import { rowKey, upstreamUrl } from './upstream'
 
-const DIALECTS: Record<DialectName, Dialect> = { anthropic, openai }
 
 /** Read the whole body, refusing (413) beyond `limit` bytes. */
 export async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
@@ -55,7 +55,7 @@ async function handleStep(
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ) {
-  const dialect = DIALECTS[(a.endpoint as { dialect: DialectName }).dialect]
+  const dialect = dialectByName((a.endpoint as { dialect: DialectName }).dialect)
   let ex: Exchange | undefined
   try {
     if (ctx.closing) throw new HoldfastError('SHUTTING_DOWN', 'holdfast is shutting down; retry shortly')
@@ -72,9 +72,7 @@ async function handleStep(
     await identify(ctx, ex)
     await resolve(ctx, ex)
     await routeByPlugins(ctx, ex) // plugins decide after resolve, before compose and the hold
-    // A row whose key variable is unset cannot send: refuse before a step is numbered or recorded.
-    const route = ex.route as NonNullable<Exchange['route']>
-    rowKey(route.provider, route.row)
+    authorize(ex)
     compose(ctx, ex)
     if (ex.kind === 'count_tokens') {
       const agent = ctx.agent(ex.workspace, ex.agent)
@@ -111,7 +109,7 @@ function handlePass(
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ): void {
-  const dialect = DIALECTS[(a.endpoint as { dialect: DialectName }).dialect]
+  const dialect = dialectByName((a.endpoint as { dialect: DialectName }).dialect)
   const row = ctx.config.providers[dialect.name]
   if (!row) {
     sendError(

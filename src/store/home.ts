@@ -23,8 +23,6 @@ export const homePaths = {
   journal: (home: string, ws: string) => path.join(homePaths.workspace(home, ws), 'steps'),
   agentJournal: (home: string, ws: string, agent: string) =>
     path.join(homePaths.journal(home, ws), assertName('agent', agent)),
-  stepDir: (home: string, ws: string, agent: string, n: number) =>
-    path.join(homePaths.agentJournal(home, ws, agent), formatStep(n)),
 }
 
 /** The path of a step's files inside the agent's tree in git: `steps/<agent>/<NNN>`. */

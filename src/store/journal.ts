@@ -32,11 +32,16 @@ export function writeRecord(stepDir: string, request: Buffer, meta: StepMeta): v
   fs.writeFileSync(path.join(stepDir, REQUEST_FILE), request, { flag: 'wx' })
 }
 
-/** True when the directory holds a complete record (a crash mid-write leaves a short request.json). */
-export function isCompleteRecord(stepDir: string): boolean {
+/**
+ * The meta of a complete record, or undefined when the directory holds none (a crash mid-write
+ * leaves no meta, no request.json, or a request.json shorter than `request_bytes`).
+ */
+export function completeRecordMeta(stepDir: string): StepMeta | undefined {
   const meta = readMetaSync(stepDir)
   const st = fs.statSync(path.join(stepDir, REQUEST_FILE), { throwIfNoEntry: false })
   return meta !== undefined && st !== undefined && st.isFile() && st.size === meta.request_bytes
+    ? meta
+    : undefined
 }
 
 /** Write the finish half: the response (when any), then the completed meta (run by the commit worker). */
@@ -77,17 +82,6 @@ export async function journalAgents(journalDir: string): Promise<string[]> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw err
   }
-}
-
-/** The files of one recorded step (name → bytes), temp files left by a crash excluded. */
-export async function readStepFiles(stepDir: string): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>()
-  for (const name of (await fsp.readdir(stepDir)).sort()) {
-    if (name !== REQUEST_FILE && name !== META_FILE && !(RESPONSE_FILES as readonly string[]).includes(name))
-      continue
-    out.set(name, await fsp.readFile(path.join(stepDir, name)))
-  }
-  return out
 }
 
 export function readMetaSync(stepDir: string): StepMeta | undefined {
