@@ -58,7 +58,7 @@ export async function prepareDispatch(
     if (problem) refuse(problem)
   }
   const ws = new Workspace(home, args.ws)
-  if (!fs.existsSync(ws.repo.gitdir)) refuse(`no workspace "${args.ws}" in ${home}`)
+  if (!ws.exists()) refuse(`no workspace "${args.ws}" in ${home}`)
   if (!(await readRef(ws.repo, agentRef(args.parent))))
     refuse(`parent agent "${args.parent}" does not exist in workspace "${args.ws}"`)
   const notch = await resolveNotch(ws.repo, args.from).catch((err: Error) => refuse(err.message))

@@ -34,6 +34,16 @@ export interface AttemptResult {
   child?: string
   exit: number
   message?: string
+  /** What the dispatch printed (its ops-log row). */
+  stdout: string
+  stderr: string
+}
+
+/** What to tell a person when another program dispatches instead of holdfast (it gets no stagger, no progress). */
+export function externalNotice(config: HoldfastConfig): string | undefined {
+  return config.dispatcher
+    ? `holdfast: dispatching through ${config.dispatcher.command.join(' ')} (no stagger, no progress)\n`
+    : undefined
 }
 
 /** Run an external dispatcher (holdfast.yaml `dispatcher.command`) with the argv; collect its output. */
@@ -67,91 +77,77 @@ export async function cohortArgs(home: string, req: CohortRequest): Promise<Disp
   return req.roles.map((role) => ({ role, ws: req.ws, parent, goal: req.goal, from, pins }))
 }
 
-export async function fireCohort(
+/**
+ * Fire dispatches (each an ops-log row, with what a user would have seen on stdout and stderr):
+ * an external dispatcher when configured, else holdfast's own, staggering same-model attempts.
+ */
+export async function fireDispatches(
   home: string,
   config: HoldfastConfig,
-  req: CohortRequest,
+  all: readonly DispatchArgs[],
   origin: Origin,
   onEvent: (e: AttemptEvent) => void = () => undefined,
 ): Promise<AttemptResult[]> {
-  const all = await cohortArgs(home, req)
-  const row = (argv: string[], exit: number, stdout: string, stderr: string): void =>
+  const done = (
+    args: DispatchArgs,
+    exit: number,
+    stdout: string,
+    stderr: string,
+    extra: Partial<AttemptResult> = {},
+  ) => {
+    const argv = dispatchArgv(args)
     appendOps(home, { ts: new Date().toISOString(), argv, cwd: process.cwd(), exit, origin, stdout, stderr })
-
+    return { role: args.role, argv, exit, stdout, stderr, ...extra }
+  }
   if (config.dispatcher) {
     const command = config.dispatcher.command
     return Promise.all(
       all.map(async (args) => {
-        const argv = dispatchArgv(args)
-        const r = await runExternal(command, argv)
-        row(argv, r.exit, r.stdout, r.stderr)
+        const r = await runExternal(command, dispatchArgv(args))
         onEvent({ role: args.role, state: 'external', ...r })
-        return {
-          role: args.role,
-          argv,
-          exit: r.exit,
-          ...(r.exit ? { message: r.stderr.trim() } : { child: r.stdout.trim() }),
-        }
+        return done(
+          args,
+          r.exit,
+          r.stdout,
+          r.stderr,
+          r.exit ? { message: r.stderr.trim() } : { child: r.stdout.trim() },
+        )
       }),
     )
   }
-
   const server = readServeInfo(home)
-  const prepared: { args: DispatchArgs; argv: string[]; p?: Prepared; error?: string }[] = []
+  const results: AttemptResult[] = []
+  const ready: Prepared[] = []
   for (const args of all) {
-    const argv = dispatchArgv(args)
-    if (!server) {
-      prepared.push({
-        args,
-        argv,
-        error: `holdfast serve is not running on ${home}; start holdfast serve first`,
-      })
-      continue
-    }
     try {
-      prepared.push({ args, argv, p: await prepareDispatch(home, config, args) })
+      if (!server)
+        throw new DispatchRefused(`holdfast serve is not running on ${home}; start holdfast serve first`)
+      ready.push(await prepareDispatch(home, config, args))
     } catch (err) {
       if (!(err instanceof DispatchRefused)) throw err
-      prepared.push({ args, argv, error: err.message })
+      onEvent({ role: args.role, state: 'refused', message: err.message })
+      results.push(done(args, 1, '', `holdfast: ${err.message}\n`, { message: err.message }))
     }
   }
-  const results: AttemptResult[] = []
-  for (const x of prepared) {
-    if (x.error !== undefined) {
-      onEvent({ role: x.args.role, state: 'refused', message: x.error })
-      row(x.argv, 1, '', `holdfast: ${x.error}\n`)
-      results.push({ role: x.args.role, argv: x.argv, exit: 1, message: x.error })
-    }
-  }
-  const ready = prepared.filter(
-    (x): x is { args: DispatchArgs; argv: string[]; p: Prepared } => x.p !== undefined,
-  )
-  const byModel = new Map<string, typeof ready>()
-  for (const x of ready) byModel.set(x.p.roleModel, [...(byModel.get(x.p.roleModel) ?? []), x])
   const token = configuredToken(config)
-  const fire = async (
-    x: (typeof ready)[number],
-  ): Promise<{ firstByte: Promise<void>; done: Promise<AttemptResult> }> => {
-    await createChild(x.p)
-    const s = submitFirstStep(x.p, (server as { url: string }).url, token, (child, progress) =>
-      onEvent({ role: x.args.role, child, ...progress }),
+  const fire = async (p: Prepared): Promise<{ firstByte: Promise<void>; done: Promise<AttemptResult> }> => {
+    await createChild(p)
+    const s = submitFirstStep(p, (server as { url: string }).url, token, (child, progress) =>
+      onEvent({ role: p.args.role, child, ...progress }),
     )
-    const done = s.done.then((final): AttemptResult => {
-      const ok = final.state === 'done'
-      const message = final.state === 'failed' ? final.message : undefined
-      row(x.argv, ok ? 0 : 1, `${x.p.child}\n`, ok ? '' : `holdfast: the first step failed: ${message}\n`)
-      return {
-        role: x.args.role,
-        argv: x.argv,
-        child: x.p.child,
-        exit: ok ? 0 : 1,
-        ...(message ? { message } : {}),
-      }
+    const finished = s.done.then((final) => {
+      if (final.state === 'done') return done(p.args, 0, `${p.child}\n`, '', { child: p.child })
+      const message = final.state === 'failed' ? final.message : 'unknown'
+      return done(p.args, 1, `${p.child}\n`, `holdfast: the first step failed: ${message}\n`, {
+        child: p.child,
+        message,
+      })
     })
-    return { firstByte: s.firstByte, done }
+    return { firstByte: s.firstByte, done: finished }
   }
-  const groups = [...byModel.values()].map(async (group) => {
-    const [lead, ...rest] = group
+  const byModel = new Map<string, Prepared[]>()
+  for (const p of ready) byModel.set(p.roleModel, [...(byModel.get(p.roleModel) ?? []), p])
+  const groups = [...byModel.values()].map(async ([lead, ...rest]) => {
     if (!lead) return []
     const first = await fire(lead)
     if (rest.length > 0) await first.firstByte // the others read the lead's cache write
@@ -162,59 +158,24 @@ export async function fireCohort(
   return results
 }
 
-/**
- * One dispatch from its argv (`holdfast dispatch …`, `POST /_holdfast/dispatch`): run it, wait
- * for the child's first step, log the row. An external dispatcher, when configured, runs instead.
- */
+/** A cohort: one dispatch per role from one notch. */
+export async function fireCohort(
+  home: string,
+  config: HoldfastConfig,
+  req: CohortRequest,
+  origin: Origin,
+  onEvent?: (e: AttemptEvent) => void,
+): Promise<AttemptResult[]> {
+  return fireDispatches(home, config, await cohortArgs(home, req), origin, onEvent)
+}
+
+/** One dispatch from its argv (`holdfast dispatch …`, `POST /_holdfast/dispatch`), once its first step is answered. */
 export async function dispatchOne(
   home: string,
   config: HoldfastConfig,
   args: DispatchArgs,
   origin: Origin,
-  onEvent: (e: AttemptEvent) => void = () => undefined,
-): Promise<AttemptResult & { stdout: string; stderr: string }> {
-  const argv = dispatchArgv(args)
-  const log = (exit: number, stdout: string, stderr: string) => {
-    appendOps(home, { ts: new Date().toISOString(), argv, cwd: process.cwd(), exit, origin, stdout, stderr })
-    return { stdout, stderr }
-  }
-  if (config.dispatcher) {
-    const r = await runExternal(config.dispatcher.command, argv)
-    onEvent({ role: args.role, state: 'external', ...r })
-    log(r.exit, r.stdout, r.stderr)
-    return { role: args.role, argv, exit: r.exit, stdout: r.stdout, stderr: r.stderr }
-  }
-  const server = readServeInfo(home)
-  let p: Prepared
-  try {
-    if (!server)
-      throw new DispatchRefused(`holdfast serve is not running on ${home}; start holdfast serve first`)
-    p = await prepareDispatch(home, config, args)
-  } catch (err) {
-    if (!(err instanceof DispatchRefused)) throw err
-    onEvent({ role: args.role, state: 'refused', message: err.message })
-    return {
-      role: args.role,
-      argv,
-      exit: 1,
-      message: err.message,
-      ...log(1, '', `holdfast: ${err.message}\n`),
-    }
-  }
-  await createChild(p)
-  const s = submitFirstStep(p, server.url, configuredToken(config), (child, progress) =>
-    onEvent({ role: args.role, child, ...progress }),
-  )
-  const final = await s.done
-  if (final.state === 'done')
-    return { role: args.role, argv, child: p.child, exit: 0, ...log(0, `${p.child}\n`, '') }
-  const message = final.state === 'failed' ? final.message : 'unknown'
-  return {
-    role: args.role,
-    argv,
-    child: p.child,
-    exit: 1,
-    message,
-    ...log(1, `${p.child}\n`, `holdfast: the first step failed: ${message}\n`),
-  }
+  onEvent?: (e: AttemptEvent) => void,
+): Promise<AttemptResult> {
+  return (await fireDispatches(home, config, [args], origin, onEvent))[0] as AttemptResult
 }

@@ -3,7 +3,7 @@
  * per role) and show each attempt's progress live on stderr; the child ids go to stdout.
  */
 import type { Command } from 'commander'
-import { type AttemptEvent, fireCohort } from '../attempts/fire'
+import { type AttemptEvent, externalNotice, fireCohort } from '../attempts/fire'
 import { DispatchRefused } from '../attempts/dispatch'
 import { formatStep } from '../core/naming'
 import { loadConfig } from '../store/config'
@@ -61,10 +61,7 @@ export function registerAttempt(program: Command): void {
           else if (e.state === 'done')
             pending.push(finished(ws, e.child).then((line) => say(e.role, `${e.child}: ${line}`)))
         }
-        if (config.dispatcher)
-          process.stderr.write(
-            `holdfast: dispatching through ${config.dispatcher.command.join(' ')} (no stagger, no progress)\n`,
-          )
+        process.stderr.write(externalNotice(config) ?? '')
         const results = await fireCohort(
           home,
           config,

@@ -4,7 +4,6 @@
  * Invariant: an edit that does not validate commits nothing; a running proxy follows an edit
  * from its next step (it reads the config refs at every step).
  */
-import fs from 'node:fs'
 import type { Command } from 'commander'
 import { assertName } from '../core/naming'
 import { loadConfig } from '../store/config'
@@ -17,7 +16,7 @@ import { CliError, printJson } from './output'
 async function workspace(home: string, name: string, create: boolean): Promise<Workspace> {
   const ws = new Workspace(home, assertName('workspace', name))
   if (create) await ws.ensure()
-  else if (!fs.existsSync(ws.repo.gitdir)) throw new CliError(`no workspace "${name}" in ${home}`)
+  else if (!ws.exists()) throw new CliError(`no workspace "${name}" in ${home}`)
   return ws
 }
 

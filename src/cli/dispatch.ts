@@ -4,7 +4,7 @@
  * litany takes a path). Prints the child id; every dispatch is a row in `<home>/ops.jsonl`.
  */
 import type { Command } from 'commander'
-import { dispatchOne } from '../attempts/fire'
+import { dispatchOne, externalNotice } from '../attempts/fire'
 import { loadConfig } from '../store/config'
 import { resolveHome } from '../store/home'
 import { CliError } from './output'
@@ -41,10 +41,7 @@ export function registerDispatch(program: Command): void {
           if (eq <= 0 || eq === spec.length - 1) throw new CliError(`--pin "${spec}" is not <dest>=<src>`)
           return { dest: spec.slice(0, eq), src: spec.slice(eq + 1) }
         })
-        if (config.dispatcher)
-          process.stderr.write(
-            `holdfast: dispatching through ${config.dispatcher.command.join(' ')} (no stagger, no progress)\n`,
-          )
+        process.stderr.write(externalNotice(config) ?? '')
         const r = await dispatchOne(
           home,
           config,

@@ -10,7 +10,6 @@ import os from 'node:os'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { HoldfastError } from '../core/errors'
-import { isObject, type JsonObject } from '../core/json'
 import { assertName, formatStep } from '../core/naming'
 import type { IdentifyDecision, RouteDecision } from '../plugins/api'
 import { createView, lazily } from '../plugins/exchange'
@@ -20,8 +19,7 @@ import { loadOne } from '../plugins/loader'
 import { createLogger } from '../proxy/log'
 import { loadConfig } from '../store/config'
 import { resolveHome } from '../store/home'
-import { REQUEST_FILE } from '../store/journal'
-import { listSteps, readStepFile, readStepMeta } from '../store/records'
+import { listSteps, readStepMeta, readStepRequest } from '../store/records'
 import { Workspace } from '../store/workspace'
 import { CliError, printJson, table } from './output'
 
@@ -41,7 +39,7 @@ export async function replay(
   plugin: { definition: AnyPlugin; options: unknown; source: string },
 ): Promise<ReplayRow[]> {
   const ws = new Workspace(home, assertName('workspace', wsName))
-  if (!fs.existsSync(ws.repo.gitdir)) throw new CliError(`no workspace "${wsName}" in ${home}`)
+  if (!ws.exists()) throw new CliError(`no workspace "${wsName}" in ${home}`)
   assertName('agent', agent)
   const log = createLogger(process.env.HOLDFAST_LOG_LEVEL ?? 'warn')
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-replay-'))
@@ -57,7 +55,8 @@ export async function replay(
   try {
     for (const s of await listSteps(ws, agent)) {
       const meta = await readStepMeta(ws, agent, s.n)
-      const bytes = await readStepFile(ws, agent, s.n, REQUEST_FILE)
+      // A record that is absent or not a request is reported on its row, like a missing one.
+      const request = await readStepRequest(ws, agent, s.n).catch(() => undefined)
       const row: ReplayRow = {
         step: formatStep(s.n),
         approx_tokens: null,
@@ -72,17 +71,11 @@ export async function replay(
         error: null,
       }
       rows.push(row)
-      let body: JsonObject | undefined
-      try {
-        const v: unknown = bytes ? JSON.parse(bytes.toString('utf8')) : undefined
-        if (isObject(v)) body = v
-      } catch {
-        body = undefined // reported just below, like a missing record
-      }
-      if (!meta || !bytes || !body) {
+      if (!meta || !request) {
         row.error = { hook: 'record', message: 'the record cannot be read back as a request' }
         continue
       }
+      const { bytes, body } = request
       const lazy = lazily(meta.dialect, body, bytes.length, meta.request_headers)
       row.approx_tokens = lazy.summary().approxTokens
       const view = (workspace: string, agentName: string, routed: boolean) =>

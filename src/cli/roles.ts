@@ -2,7 +2,6 @@
  * `holdfast roles [--ws W] [--at REF]`: the roles a step would resolve against, read at the
  * followed config of REF (default `config/default`), headed with what is followed.
  */
-import fs from 'node:fs'
 import type { Command } from 'commander'
 import { assertName } from '../core/naming'
 import { loadConfig } from '../store/config'
@@ -27,7 +26,7 @@ export interface RolesReport {
 
 export async function rolesAt(home: string, wsName: string, at: string): Promise<RolesReport> {
   const ws = new Workspace(home, assertName('workspace', wsName))
-  if (!fs.existsSync(ws.repo.gitdir)) throw new CliError(`no workspace "${wsName}" in ${home}`)
+  if (!ws.exists()) throw new CliError(`no workspace "${wsName}" in ${home}`)
   const rows = loadConfig(home).providers
   const rev = await resolveRevision(ws.repo, at).catch((err: Error) => {
     throw new CliError(`--at ${at}: ${err.message}`)

@@ -9,7 +9,6 @@ import { listSteps, readStepMeta } from '../store/records'
 import { readServeInfo } from '../store/serve-lock'
 import { Workspace } from '../store/workspace'
 import { CliError, fmtInt, fmtMs, fmtUsd, printJson, table } from './output'
-import fs from 'node:fs'
 
 export interface StepRow {
   step: string
@@ -32,7 +31,7 @@ export interface StepRow {
 
 export async function stepRows(home: string, wsName: string, agent: string): Promise<StepRow[]> {
   const ws = new Workspace(home, assertName('workspace', wsName))
-  if (!fs.existsSync(ws.repo.gitdir)) throw new CliError(`no workspace "${wsName}" in ${home}`)
+  if (!ws.exists()) throw new CliError(`no workspace "${wsName}" in ${home}`)
   assertName('agent', agent)
   const rows: StepRow[] = []
   // An unfinished step is in flight only while a server runs; otherwise it was cut off, and the

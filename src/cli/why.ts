@@ -4,14 +4,13 @@
  * hold applied and which tools it held, and the provider's own cache counters.
  */
 import type { Command } from 'commander'
-import { isObject, type JsonObject } from '../core/json'
+import type { JsonObject } from '../core/json'
 import { assertName, formatStep, parseStep } from '../core/naming'
 import { prefixMoves, type PrefixMoves } from '../core/why'
 import { dialectByName } from '../dialects'
 import type { StepMeta } from '../generated/meta'
 import { resolveHome } from '../store/home'
-import { REQUEST_FILE } from '../store/journal'
-import { readStepFile, readStepMeta } from '../store/records'
+import { readStepMeta, readStepRequest } from '../store/records'
 import { Workspace } from '../store/workspace'
 import { CliError, printJson } from './output'
 
@@ -26,11 +25,11 @@ export interface WhyReport {
 }
 
 async function readRequest(ws: Workspace, agent: string, n: number): Promise<JsonObject | undefined> {
-  const bytes = await readStepFile(ws, agent, n, REQUEST_FILE)
-  if (!bytes) return undefined
-  const v: unknown = JSON.parse(bytes.toString('utf8'))
-  if (!isObject(v)) throw new CliError(`step ${formatStep(n)}'s request.json is not a JSON object`)
-  return v
+  try {
+    return (await readStepRequest(ws, agent, n))?.body
+  } catch (err) {
+    throw new CliError((err as Error).message)
+  }
 }
 
 export async function why(home: string, wsName: string, agent: string, stepName: string): Promise<WhyReport> {

@@ -7,7 +7,8 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import Ajv, { type ErrorObject } from 'ajv'
+import Ajv from 'ajv'
+import { describeSchemaError, firstError } from '../store/schemas'
 import type { Logger } from 'pino'
 import {
   apiVersion,
@@ -71,14 +72,6 @@ export function checkDefinition(value: unknown, label: string): AnyPlugin {
   return v as unknown as AnyPlugin
 }
 
-function describe(err: ErrorObject): string {
-  const at = err.instancePath ? err.instancePath.slice(1).replace(/\//g, '.') : '(top level)'
-  if (err.keyword === 'additionalProperties')
-    return `unknown option "${String(err.params.additionalProperty)}" at ${at}`
-  if (err.keyword === 'required') return `missing option "${String(err.params.missingProperty)}"`
-  return `${at}: ${err.message ?? 'is invalid'}`
-}
-
 /** `options` validated against the plugin's schema, defaults filled in (on a copy). */
 export function validateOptions(def: AnyPlugin, options: unknown): Record<string, unknown> {
   const copy = structuredClone(options ?? {}) as Record<string, unknown>
@@ -87,14 +80,15 @@ export function validateOptions(def: AnyPlugin, options: unknown): Record<string
   if (!def.optionsSchema) return copy
   let check
   try {
+    // Its own ajv, not the shared one: a reloaded plugin's schema may carry the same $id again.
     check = new Ajv({ allErrors: true, useDefaults: true, strict: false }).compile(def.optionsSchema)
   } catch (err) {
     throw new PluginLoadError(`plugin ${def.name}: optionsSchema does not compile: ${(err as Error).message}`)
   }
   if (!check(copy)) {
-    const rank = (e: ErrorObject): number => (e.keyword === 'additionalProperties' ? 0 : 1)
-    const first = (check.errors ?? []).slice().sort((a, b) => rank(a) - rank(b))[0]
-    throw new PluginLoadError(`plugin ${def.name}: options: ${first ? describe(first) : 'invalid'}`)
+    const first = firstError(check.errors)
+    const prefix = `plugin ${def.name}: options`
+    throw new PluginLoadError(first ? describeSchemaError(prefix, first, 'option') : `${prefix}: invalid`)
   }
   return copy
 }

@@ -28,7 +28,6 @@ import { sendError } from './respond'
 import { routeByPlugins } from '../plugins/host'
 import { rowKey, upstreamUrl } from './upstream'
 
-
 /** Read the whole body, refusing (413) beyond `limit` bytes. */
 export async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'])

@@ -5,12 +5,11 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import type { ErrorObject } from 'ajv'
 import YAML from 'yaml'
 import type { HoldfastConfig, ProviderRow } from '../generated/holdfast'
 import { checkName } from '../core/naming'
 import { homePaths } from './home'
-import { firstError, schemaValidator } from './schemas'
+import { describeSchemaError, firstError, schemaValidator } from './schemas'
 
 export type { HoldfastConfig, ProviderRow }
 
@@ -32,21 +31,6 @@ export class ConfigError extends Error {
 
 /** Compiled on first use: commands that never read this file do not pay for ajv. */
 const validator = () => schemaValidator<HoldfastConfig>('holdfast')
-
-/** One sentence for an ajv error: the key path and what was expected there. */
-export function describeSchemaError(file: string, err: ErrorObject): string {
-  const at = err.instancePath ? err.instancePath.slice(1).replace(/\//g, '.') : '(top level)'
-  switch (err.keyword) {
-    case 'additionalProperties':
-      return `${file}: unknown key "${String(err.params.additionalProperty)}" at ${at}`
-    case 'required':
-      return `${file}: ${at === '(top level)' ? '' : at + ': '}missing key "${String(err.params.missingProperty)}"`
-    case 'enum':
-      return `${file}: ${at}: expected one of ${(err.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
-    default:
-      return `${file}: ${at}: ${err.message ?? 'is invalid'}`
-  }
-}
 
 /** Parse and validate config text; `file` names it in errors. Defaults are filled in. */
 export function parseConfig(text: string, file: string): HoldfastConfig {

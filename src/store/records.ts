@@ -5,6 +5,7 @@
  */
 import fsp from 'node:fs/promises'
 import path from 'node:path'
+import { isObject, type JsonObject } from '../core/json'
 import { formatStep, parseStep } from '../core/naming'
 import type { StepMeta } from '../generated/meta'
 import { listDir, readFileAt } from './git'
@@ -58,6 +59,19 @@ export async function readStepFile(
   const tip = await readRef(ws.repo, agentRef(agent))
   if (!tip) return undefined
   return readFileAt(ws.repo, tip, `${stepTreeDir(agent, n)}/${file}`)
+}
+
+/** A step's request.json, bytes and parsed; undefined when absent; throws when it is not a JSON object. */
+export async function readStepRequest(
+  ws: Workspace,
+  agent: string,
+  n: number,
+): Promise<{ bytes: Buffer; body: JsonObject } | undefined> {
+  const bytes = await readStepFile(ws, agent, n, REQUEST_FILE)
+  if (!bytes) return undefined
+  const v: unknown = JSON.parse(bytes.toString('utf8'))
+  if (!isObject(v)) throw new Error(`step ${formatStep(n)}'s request.json is not a JSON object`)
+  return { bytes, body: v }
 }
 
 export async function readStepMeta(ws: Workspace, agent: string, n: number): Promise<StepMeta | undefined> {

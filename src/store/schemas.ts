@@ -30,3 +30,21 @@ export function firstError(errors: readonly ErrorObject[] | null | undefined): E
     e.keyword === 'additionalProperties' ? 0 : e.keyword === 'required' ? 1 : 2
   return [...(errors ?? [])].sort((a, b) => rank(a) - rank(b))[0]
 }
+
+/**
+ * One sentence for an ajv error, `<prefix>: …`: the path and what was expected there. `noun` is
+ * what the document's keys are to its reader ("key" in a file, "option" for a plugin).
+ */
+export function describeSchemaError(prefix: string, err: ErrorObject, noun = 'key'): string {
+  const at = err.instancePath ? err.instancePath.slice(1).replace(/\//g, '.') : '(top level)'
+  switch (err.keyword) {
+    case 'additionalProperties':
+      return `${prefix}: unknown ${noun} "${String(err.params.additionalProperty)}" at ${at}`
+    case 'required':
+      return `${prefix}: ${at === '(top level)' ? '' : at + ': '}missing ${noun} "${String(err.params.missingProperty)}"`
+    case 'enum':
+      return `${prefix}: ${at}: expected one of ${(err.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
+    default:
+      return `${prefix}: ${at}: ${err.message ?? 'is invalid'}`
+  }
+}
