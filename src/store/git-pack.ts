@@ -25,26 +25,25 @@ export function gitObject(type: ObjectType, body: Buffer): GitObject {
   return { type, body, oid }
 }
 
+/** A tree entry as isomorphic-git reads it (`040000` for a tree); any mode is kept as it was. */
 export interface TreeItem {
-  mode: '100644' | '40000'
-  name: string
+  mode: string
+  path: string
   oid: string
+  type: string
 }
 
 /** git's tree order: by name, a directory compared as if its name ended in `/`. */
 function treeKey(e: TreeItem): string {
-  return e.mode === '40000' ? `${e.name}/` : e.name
+  return e.type === 'tree' ? `${e.path}/` : e.path
 }
 
+/** A tree object's body; modes are written as git writes them (`40000`, no leading zero). */
 export function treeBody(entries: readonly TreeItem[]): Buffer {
-  const sorted = [...entries].sort((a, b) => {
-    const x = Buffer.from(treeKey(a))
-    const y = Buffer.from(treeKey(b))
-    return Buffer.compare(x, y)
-  })
+  const sorted = [...entries].sort((a, b) => Buffer.compare(Buffer.from(treeKey(a)), Buffer.from(treeKey(b))))
   const parts: Buffer[] = []
   for (const e of sorted) {
-    parts.push(Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.oid, 'hex'))
+    parts.push(Buffer.from(`${e.mode.replace(/^0+/, '')} ${e.path}\0`), Buffer.from(e.oid, 'hex'))
   }
   return Buffer.concat(parts)
 }

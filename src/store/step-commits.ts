@@ -15,7 +15,6 @@ import {
   type GitObject,
   type Signature,
   treeBody,
-  type TreeItem,
   writePack,
 } from './git-pack'
 import type { Repo, TreeEntry } from './git-repo'
@@ -32,27 +31,17 @@ export interface StepToCommit {
 const STEP_FILES = new Set<string>([REQUEST_FILE, META_FILE, ...RESPONSE_FILES])
 const AUTHOR = { name: 'holdfast', email: 'holdfast@localhost' }
 
-const toItems = (entries: readonly TreeEntry[]): TreeItem[] =>
-  entries.map((e) => ({ mode: e.type === 'tree' ? '40000' : '100644', name: e.path, oid: e.oid }))
-const toEntries = (items: readonly TreeItem[]): TreeEntry[] =>
-  items.map((i) => ({
-    mode: i.mode === '40000' ? '040000' : '100644',
-    path: i.name,
-    oid: i.oid,
-    type: i.mode === '40000' ? 'tree' : 'blob',
-  }))
-
 /** `items` with `name` set to a tree `oid` (added or replaced). */
-function withTree(items: readonly TreeItem[], name: string, oid: string): TreeItem[] {
-  return [...items.filter((i) => i.name !== name), { mode: '40000', name, oid }]
+function withTree(items: readonly TreeEntry[], name: string, oid: string): TreeEntry[] {
+  return [...items.filter((i) => i.path !== name), { mode: '040000', path: name, oid, type: 'tree' }]
 }
 
-async function subtree(repo: Repo, items: readonly TreeItem[], name: string): Promise<TreeItem[]> {
-  const found = items.find((i) => i.name === name)
+/** The entries of the subtree `name` (none when absent); a file in its place is refused. */
+async function subtree(repo: Repo, items: readonly TreeEntry[], name: string): Promise<TreeEntry[]> {
+  const found = items.find((i) => i.path === name)
   if (!found) return []
-  if (found.mode !== '40000')
-    throw new Error(`git path "${name}" is a file where holdfast expects a directory`)
-  return toItems(await getTree(repo, found.oid))
+  if (found.type !== 'tree') throw new Error(`git path "${name}" is a file where holdfast expects a directory`)
+  return [...(await getTree(repo, found.oid))]
 }
 
 /** Build the commits of one agent's steps on `parent`; returns the objects and the commit ids. */
@@ -64,23 +53,25 @@ async function buildAgent(
   parent: string | undefined,
   objects: GitObject[],
 ): Promise<string[]> {
-  let root = parent ? toItems(await getTree(repo, await commitTree(repo, parent))) : []
+  // Entries inherited from the parent keep their modes (an executable, a symlink stays one).
+  let root: TreeEntry[] = parent ? [...(await getTree(repo, await commitTree(repo, parent)))] : []
   let stepsDir = await subtree(repo, root, 'steps')
   let agentDir = await subtree(repo, stepsDir, agent)
   const commits: string[] = []
-  const put = (o: GitObject, items?: TreeItem[]): string => {
+  const put = (o: GitObject, entries?: TreeEntry[]): string => {
     objects.push(o)
-    if (items) repo.trees.set(o.oid, toEntries(items))
+    if (entries) repo.trees.set(o.oid, entries)
     return o.oid
   }
   for (const s of steps) {
     const dir = path.join(journalDir, agent, formatStep(s.n))
-    const files: TreeItem[] = []
+    const files: TreeEntry[] = []
     for (const name of fs.readdirSync(dir).sort()) {
       if (!STEP_FILES.has(name)) continue
-      files.push({ mode: '100644', name, oid: put(gitObject('blob', fs.readFileSync(path.join(dir, name)))) })
+      const oid = put(gitObject('blob', fs.readFileSync(path.join(dir, name))))
+      files.push({ mode: '100644', path: name, oid, type: 'blob' })
     }
-    if (!files.some((f) => f.name === REQUEST_FILE))
+    if (!files.some((f) => f.path === REQUEST_FILE))
       throw new Error(`step ${formatStep(s.n)} of ${agent} has no request.json`)
     const stepTree = put(gitObject('tree', treeBody(files)), files)
     agentDir = withTree(agentDir, formatStep(s.n), stepTree)
