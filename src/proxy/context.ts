@@ -3,6 +3,7 @@
  * has touched, and the requests in flight (so shutdown can finish them). Invariant: one
  * Workspace and one AgentState per name, created on first use.
  */
+import { CACHE_TTL_MS, LONG_CACHE_TTL_MS } from '../core/hold'
 import type { HoldfastConfig } from '../store/config'
 import { type Committer, WorkerCommitter } from '../store/committer'
 import { Workspace } from '../store/workspace'
@@ -34,8 +35,8 @@ export class ServerContext {
     readonly log: Logger,
     readonly committer: Committer = new WorkerCommitter(),
   ) {
-    this.holdTtlMs = config.hold?.ttl_ms ?? 300_000
-    this.holdLongTtlMs = config.hold?.long_ttl_ms ?? 3_600_000
+    this.holdTtlMs = config.hold?.ttl_ms ?? CACHE_TTL_MS
+    this.holdLongTtlMs = config.hold?.long_ttl_ms ?? LONG_CACHE_TTL_MS
     this.bodyLimit = config.limits?.body_bytes ?? 32 * 1024 * 1024
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200
     this.tools = new ToolHosts(home, () => this.config, log)

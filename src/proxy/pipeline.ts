@@ -16,7 +16,7 @@ import { isObject, type Json, type JsonObject } from '../core/json'
 import { presentedName } from '../core/loaded-set'
 import { formatStep } from '../core/naming'
 import { type RoleDecl, routeByRole } from '../core/roles'
-import { applyEdits, jsonBytes, scanTopLevel, type ScannedTop } from '../core/splice'
+import { applyEdits, jsonBytes, scanTopLevel, type ScannedTop, toolsEdit } from '../core/splice'
 import type { Dialect } from '../dialects/types'
 import type { Change, StepMeta } from '../generated/meta'
 import type { ProviderRow } from '../store/config'
@@ -272,7 +272,9 @@ export function compose(ctx: ServerContext, ex: Exchange): void {
     overrides.prompt_cache_key = `${ex.workspace}/${ex.agent}`
     ex.changes.push({ field: 'prompt_cache_key', why: `provider row "${route.provider}" sets it per agent` })
   }
-  const edits = Object.entries(overrides).map(([key, value]) => ({ key, value: jsonBytes(value) }))
+  const edits = Object.entries(overrides).map(([key, value]) =>
+    key === 'tools' ? toolsEdit(value as Json[]) : { key, value: jsonBytes(value) },
+  )
   ex.composed =
     edits.length === 0
       ? { bytes: ex.raw, parsed: ex.parsed, top: ex.top }

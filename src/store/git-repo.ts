@@ -4,7 +4,6 @@
  * Invariant: a file isomorphic-git writes appears whole or not at all (temp file beside it, then
  * rename), so a kill -9 never leaves a truncated loose object. Opening touches no disk.
  */
-import * as fs from 'node:fs'
 import { promises as fsp } from 'node:fs'
 import * as path from 'node:path'
 import { threadId } from 'node:worker_threads'
@@ -46,7 +45,6 @@ export interface Repo {
 }
 
 let tempCounter = 0
-let syncMode = false
 
 function tempFor(file: string): string {
   return path.join(path.dirname(file), `tmp_obj_hf${process.pid}_${++tempCounter}_${threadId}`)
@@ -75,49 +73,23 @@ export async function writeRepoFile(
   }
 }
 
-function writeRepoFileSync(file: string, data: Uint8Array | string, options?: unknown): void {
-  const temp = tempFor(file)
-  try {
-    fs.writeFileSync(temp, data, writeOptions(options))
-    fs.renameSync(temp, file)
-  } catch (err) {
-    fs.rmSync(temp, { force: true })
-    throw err
-  }
-}
-
 function tolerateExists(err: unknown): void {
   if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
 }
 
-type AnyFn = (...args: unknown[]) => unknown
-/** The async call, or in sync mode the sync one (its throw becomes a rejection). */
-function either(asyncFn: AnyFn, syncFn: AnyFn): AnyFn {
-  return (...args) => (syncMode ? new Promise((resolve) => resolve(syncFn(...args))) : asyncFn(...args))
-}
-
 const nodeFs: PromiseFsClient = {
   promises: {
-    readFile: either(fsp.readFile as AnyFn, fs.readFileSync as AnyFn),
-    writeFile: either(writeRepoFile as AnyFn, writeRepoFileSync as AnyFn),
-    unlink: either(fsp.unlink as AnyFn, fs.unlinkSync as AnyFn),
-    readdir: either(fsp.readdir as AnyFn, fs.readdirSync as AnyFn),
-    mkdir: either(
-      (...a) => fsp.mkdir(...(a as Parameters<typeof fsp.mkdir>)).then(() => undefined, tolerateExists),
-      (...a) => {
-        try {
-          fs.mkdirSync(...(a as Parameters<typeof fs.mkdirSync>))
-        } catch (err) {
-          tolerateExists(err)
-        }
-      },
-    ),
-    rmdir: either(fsp.rmdir as AnyFn, fs.rmdirSync as AnyFn),
-    stat: either(fsp.stat as AnyFn, fs.statSync as AnyFn),
-    lstat: either(fsp.lstat as AnyFn, fs.lstatSync as AnyFn),
-    readlink: either(fsp.readlink as AnyFn, fs.readlinkSync as AnyFn),
-    symlink: either(fsp.symlink as AnyFn, fs.symlinkSync as AnyFn),
-    chmod: either(fsp.chmod as AnyFn, fs.chmodSync as AnyFn),
+    readFile: fsp.readFile,
+    writeFile: writeRepoFile,
+    unlink: fsp.unlink,
+    readdir: fsp.readdir,
+    mkdir: (...a: Parameters<typeof fsp.mkdir>) => fsp.mkdir(...a).then(() => undefined, tolerateExists),
+    rmdir: fsp.rmdir,
+    stat: fsp.stat,
+    lstat: fsp.lstat,
+    readlink: fsp.readlink,
+    symlink: fsp.symlink,
+    chmod: fsp.chmod,
   },
 }
 
@@ -126,15 +98,7 @@ const nodeFs: PromiseFsClient = {
  * EEXIST. Handed over already wrapped in isomorphic-git's FileSystem: a plain client is re-wrapped
  * on every call, probing `readFile()` twice (≈0.35 ms per call, 8 calls per commit).
  */
-export const repoFs = new FileSystem(nodeFs) as unknown as FsClient
-
-/**
- * Make every handle of this thread use synchronous fs calls for objects (no thread-pool round
- * trips: faster, but it blocks the thread). Only for a thread whose one job is writing commits.
- */
-export function useSyncFs(): void {
-  syncMode = true
-}
+const repoFs = new FileSystem(nodeFs) as unknown as FsClient
 
 const handles = new Map<string, Repo>()
 

@@ -7,10 +7,9 @@
 import { promises as fsp } from 'node:fs'
 import * as path from 'node:path'
 import * as git from 'isomorphic-git'
-import { isRefComponent } from '../core/naming'
 import { commitTree, getTree, splitPath, type Author } from './git-read'
 import { openRepo, writeRepoFile, type Repo, type TreeEntry } from './git-repo'
-import { casRef, readHeadTarget, readRef, RefConflict } from './git-refs'
+import { assertRefName, casRef, readHeadTarget, readRef, RefConflict } from './git-refs'
 
 export { openRepo, type Repo } from './git-repo'
 export {
@@ -144,8 +143,7 @@ export async function initRepo(
   opts: { files: Record<string, FileContent>; message: string; branch: string },
 ): Promise<string> {
   const ref = `refs/heads/${opts.branch}`
-  if (!opts.branch.split('/').every(isRefComponent))
-    throw new Error(`branch ${JSON.stringify(opts.branch)} is not usable`)
+  assertRefName(ref)
   const repo = openRepo(gitdir)
   for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags', 'hooks', 'info']) {
     await fsp.mkdir(path.join(repo.gitdir, dir), { recursive: true })

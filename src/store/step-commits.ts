@@ -9,14 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { formatStep } from '../core/naming'
 import { commitTree, getTree } from './git-read'
-import {
-  commitBody,
-  gitObject,
-  type GitObject,
-  type Signature,
-  treeBody,
-  writePack,
-} from './git-pack'
+import { commitBody, gitObject, type GitObject, type Signature, treeBody, writePack } from './git-pack'
 import type { Repo, TreeEntry } from './git-repo'
 import { casRef, readRef, RefConflict } from './git-refs'
 import { agentRef, configRef, DEFAULT_LINEAGE } from './home'
@@ -40,7 +33,8 @@ function withTree(items: readonly TreeEntry[], name: string, oid: string): TreeE
 async function subtree(repo: Repo, items: readonly TreeEntry[], name: string): Promise<TreeEntry[]> {
   const found = items.find((i) => i.path === name)
   if (!found) return []
-  if (found.type !== 'tree') throw new Error(`git path "${name}" is a file where holdfast expects a directory`)
+  if (found.type !== 'tree')
+    throw new Error(`git path "${name}" is a file where holdfast expects a directory`)
   return [...(await getTree(repo, found.oid))]
 }
 
