@@ -78,28 +78,42 @@ export function summarize(
   const dialect = dialectByName(dialectName)
   const messages = arrayOf(body.messages)
   let systemChars = 0
-  let media = 0
-  let lastUserText = ''
   if (dialectName === 'anthropic') systemChars = textOf(body.system).length
-  let leading = dialectName === 'openai'
-  for (const m of messages) {
-    if (!isObject(m)) continue
-    if (leading && (m.role === 'system' || m.role === 'developer')) systemChars += textOf(m.content).length
-    else leading = false
-    media += base64Bytes(m.content)
-  }
-  for (let i = messages.length - 1; i >= 0 && !lastUserText; i--) {
-    const m = messages[i]
-    if (isObject(m) && m.role === 'user') lastUserText = textOf(m.content).slice(0, MAX_USER_TEXT)
+  else {
+    for (const m of messages) {
+      if (!isObject(m)) continue
+      if (m.role !== 'system' && m.role !== 'developer') break
+      systemChars += textOf(m.content).length
+    }
   }
   const toolNames = arrayOf(body.tools)
     .map((t) => dialect.toolName(t))
     .filter((n): n is string => n !== undefined)
   const max = body[dialect.maxTokensField] ?? body.max_tokens
+  // The two fields that walk the whole transcript are computed only when a plugin reads them.
+  const approxTokens = once(() => {
+    let media = 0
+    for (const m of messages) if (isObject(m)) media += base64Bytes(m.content)
+    return Math.ceil(Math.max(0, bodyBytes - media) / 4)
+  })
+  const lastUserText = once(() => {
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i]
+      if (isObject(m) && m.role === 'user') {
+        const text = textOf(m.content)
+        if (text) return text.slice(0, MAX_USER_TEXT)
+      }
+    }
+    return ''
+  })
   return Object.freeze({
-    approxTokens: Math.ceil(Math.max(0, bodyBytes - media) / 4),
+    get approxTokens() {
+      return approxTokens()
+    },
     toolNames: Object.freeze(toolNames),
-    lastUserText,
+    get lastUserText() {
+      return lastUserText()
+    },
     headers: Object.isFrozen(headers) ? headers : Object.freeze({ ...headers }),
     model: typeof body.model === 'string' ? body.model : null,
     maxTokens: typeof max === 'number' ? max : null,
@@ -133,9 +147,10 @@ export function lazily(
   dialect: 'anthropic' | 'openai',
   body: JsonObject,
   bytes: number,
-  headers: IncomingHttpHeaders,
+  headers: IncomingHttpHeaders | (() => Readonly<Record<string, string>>),
 ): Lazy {
-  const clean = once(() => Object.freeze(sanitizeHeaders(headers)))
+  // A live exchange hands its own memo, so meta.json and plugins sanitize the headers once.
+  const clean = typeof headers === 'function' ? headers : once(() => Object.freeze(sanitizeHeaders(headers)))
   return { headers: clean, summary: once(() => summarize(dialect, body, bytes, clean())) }
 }
 

@@ -111,7 +111,7 @@ export class PluginHost {
     if (!s) {
       s = {
         chain: this.chain,
-        lazy: lazily(ex.dialect.name, ex.parsed, ex.raw.length, ex.headers),
+        lazy: lazily(ex.dialect.name, ex.parsed, ex.raw.length, ex.recordedHeaders),
       }
       this.live.set(ex, s)
     }

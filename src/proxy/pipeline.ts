@@ -61,6 +61,8 @@ export interface Exchange {
   /** Set when a plugin's identify moved the request: the plugin and the addressed workspace/agent. */
   identified?: NonNullable<StepMeta['identified']>
   readonly headers: IncomingHttpHeaders
+  /** The headers as meta.json records them (no auth, no x-holdfast-*), computed once on first use. */
+  readonly recordedHeaders: () => Readonly<Record<string, string>>
   /** The client's body, exactly as received. */
   readonly raw: Buffer
   readonly parsed: JsonObject
@@ -105,6 +107,7 @@ export function accept(
   raw: Buffer,
 ): Exchange {
   const { parsed, top } = parseBody(raw)
+  let clean: Readonly<Record<string, string>> | undefined
   return {
     id: randomUUID(),
     dialect,
@@ -113,6 +116,7 @@ export function accept(
     workspace,
     agent,
     headers,
+    recordedHeaders: () => (clean ??= Object.freeze(sanitizeHeaders(headers))),
     raw,
     parsed,
     top,
@@ -363,7 +367,7 @@ export async function holdAndRecord(ctx: ServerContext, ex: Exchange, agent: Age
         plugin: route.plugin ?? null,
       },
       ...(ex.identified ? { identified: ex.identified } : {}),
-      request_headers: sanitizeHeaders(ex.headers),
+      request_headers: { ...ex.recordedHeaders() },
       cache_keying_headers: keyingHeaders(ex.headers),
       hold: sent.verdict,
       injected_tools: ex.injected,

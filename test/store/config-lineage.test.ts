@@ -46,7 +46,10 @@ describe('the followed config of a commit in a workspace repository', () => {
     const step = await commit(root, { 'steps/a/001/request.json': '{}' })
     const r = await followed(step)
     expect(r).toMatchObject({ ok: true, followed: { kind: 'tip', commit: root } })
-    if (r.ok && r.roles.ok) expect(r.roles.value.roles.reviewer?.model).toBe('m1')
+    expect(r).toMatchObject({
+      ok: true,
+      roles: { ok: true, value: { roles: { reviewer: { model: 'm1' } } } },
+    })
   })
 
   it('follows the new tip once the lineage advanced past the fork point', async () => {
@@ -56,7 +59,10 @@ describe('the followed config of a commit in a workspace repository', () => {
     await setRef('refs/heads/config/default', next)
     const r = await followed(step)
     expect(r).toMatchObject({ ok: true, followed: { kind: 'tip', commit: next } })
-    if (r.ok && r.roles.ok) expect(r.roles.value.roles.reviewer?.model).toBe('m2')
+    expect(r).toMatchObject({
+      ok: true,
+      roles: { ok: true, value: { roles: { reviewer: { model: 'm2' } } } },
+    })
   })
 
   it('takes the nearer ancestor as governing whatever the ref order', async () => {
@@ -126,7 +132,7 @@ describe('the followed config of a commit in a workspace repository', () => {
     await setRef('refs/heads/config/exp', await commit(root, { 'providers.yaml': roles('e') }))
     const r = await followed(step)
     expect(r).toMatchObject({ ok: true, followed: { kind: 'held', commit: root } })
-    if (r.ok && r.followed.kind === 'held') expect(r.followed.note).toContain('2 diverged lineages')
+    expect(r).toMatchObject({ ok: true, followed: { note: expect.stringContaining('2 diverged lineages') } })
   })
 
   it('recomputes only when a config ref moves, not when the agent branch grows', async () => {
@@ -145,7 +151,10 @@ describe('the followed config of a commit in a workspace repository', () => {
     await setRef('refs/heads/config/default', await commit(root, { 'providers.yaml': roles('m9') }))
     const r = await reader.resolve('agent:a', rev(s2))
     expect(asked).toBe(2)
-    if (r.ok && r.roles.ok) expect(r.roles.value.roles.reviewer?.model).toBe('m9')
+    expect(r).toMatchObject({
+      ok: true,
+      roles: { ok: true, value: { roles: { reviewer: { model: 'm9' } } } },
+    })
   })
 })
 

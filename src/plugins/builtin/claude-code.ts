@@ -155,8 +155,10 @@ export default definePlugin<ClaudeCodeOptions>({
           }
         }
         const c = classify(ex, options, session === undefined ? undefined : mainModel.get(session))
-        if (c.kind === 'main' && session !== undefined && ex.summary.model !== null)
-          remember(mainModel, session, ex.summary.model, options.maxSessions)
+        // The model from the body itself: the summary walks the transcript, this needs one field.
+        const model = typeof ex.body.model === 'string' ? ex.body.model : null
+        if (c.kind === 'main' && session !== undefined && model !== null)
+          remember(mainModel, session, model, options.maxSessions)
         const agentId = ex.headers['x-claude-code-agent-id']
         const agent =
           c.kind === 'main'
