@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { HoldfastError } from '../core/errors'
 import type { Json } from '../core/json'
 import { decodeLoadedSet, encodeLoadedSet, unionLoaded } from '../core/loaded-set'
-import type { LoadedEntry } from '../core/loaded-set'
+import type { Decoded, LoadedEntry } from '../core/loaded-set'
 import { isComponent } from '../core/naming'
 import { writeFileAtomic } from './atomic'
 
@@ -136,4 +136,21 @@ export async function writeLoadedSet(
 ): Promise<void> {
   const file = usablePath(home, workspace, agent)
   await serialized(file, () => store(file, entries))
+}
+
+/**
+ * Read, plan and write this agent's set as one act, after every earlier write of it: `plan` sees
+ * the set as it is now and answers the set to write, or a refusal (then nothing is written).
+ */
+export async function updateLoadedSet(
+  home: string,
+  workspace: string,
+  agent: string,
+  plan: (current: LoadedEntry[]) => Decoded<LoadedEntry[]>,
+): Promise<Decoded<LoadedEntry[]>> {
+  const file = usablePath(home, workspace, agent)
+  return serialized(file, async () => {
+    const next = plan(readLoadedSet(home, workspace, agent))
+    return next.ok ? { ok: true, value: await store(file, next.value) } : next
+  })
 }

@@ -9,7 +9,7 @@ import type { ErrorCode } from '../core/errors'
 import { planLoad, planUnload, presentedName, type LoadedEntry } from '../core/loaded-set'
 import { checkName } from '../core/naming'
 import * as say from '../core/tool-sentences'
-import { addToLoadedSet, readLoadedSet, writeLoadedSet } from '../store/loaded-sets'
+import { addToLoadedSet, readLoadedSet, updateLoadedSet } from '../store/loaded-sets'
 import type { ClientView, ToolHosts } from './hosts'
 import { isRegistered } from './registration'
 
@@ -43,20 +43,6 @@ const rows = (set: readonly LoadedEntry[]): LoadedRow[] =>
     tool: e.tool.name,
     description: e.tool.description,
   }))
-
-/** Load and unload of one agent run one after another, so an unload never drops a concurrent load. */
-const queues = new Map<string, Promise<unknown>>()
-function oneAtATime<T>(ws: string, agent: string, job: () => Promise<T>): Promise<T> {
-  const key = `${ws}\0${agent}`
-  const run = (queues.get(key) ?? Promise.resolve()).then(job, job)
-  const tail = run.then(
-    () => undefined,
-    () => undefined,
-  )
-  queues.set(key, tail)
-  void tail.then(() => queues.get(key) === tail && queues.delete(key))
-  return run
-}
 
 function describeView(v: ClientView): string {
   const state = v.connected ? 'connected' : v.error ? `not connected (${v.error})` : 'not connected'
@@ -130,18 +116,17 @@ export async function loadTools(
     return refuse('LOAD_REFUSED', say.loadRefused(ws, agent, say.unknownClient(client)))
   if (!isRegistered(hosts.home, client, ws))
     return refuse('LOAD_REFUSED', say.loadRefused(ws, agent, say.notRegistered(client, ws)))
-  return oneAtATime(ws, agent, async () => {
-    const v = (await hosts.view(client)) as ClientView
-    const stale = v.error
-      ? ` (the host cannot be listed now: ${v.error}; its advertisement ${v.observed_at ? `observed at ${v.observed_at}` : 'was never observed'} was used)`
-      : ''
-    const plan = planLoad(client, v.tools, tools)
-    if (!plan.ok) return refuse('LOAD_REFUSED', say.loadRefused(ws, agent, plan.error + stale))
-    const set = await addToLoadedSet(hosts.home, ws, agent, plan.value)
-    const names = plan.value.map(presentedName)
-    const message = `loaded ${names.join(', ')} into ${ws}/${agent} from client ${JSON.stringify(client)}${stale}. ${say.WHO_CAN_CALL}`
-    return { ok: true, message, body: { loaded: names, tools: rows(set) } }
-  })
+  // No lock held while the host is listed: addToLoadedSet reads and writes the set as one act.
+  const v = (await hosts.view(client)) as ClientView
+  const stale = v.error
+    ? ` (the host cannot be listed now: ${v.error}; its advertisement ${v.observed_at ? `observed at ${v.observed_at}` : 'was never observed'} was used)`
+    : ''
+  const plan = planLoad(client, v.tools, tools)
+  if (!plan.ok) return refuse('LOAD_REFUSED', say.loadRefused(ws, agent, plan.error + stale))
+  const set = await addToLoadedSet(hosts.home, ws, agent, plan.value)
+  const names = plan.value.map(presentedName)
+  const message = `loaded ${names.join(', ')} into ${ws}/${agent} from client ${JSON.stringify(client)}${stale}. ${say.WHO_CAN_CALL}`
+  return { ok: true, message, body: { loaded: names, tools: rows(set) } }
 }
 
 /** Remove `tools` of `client` (all of that client's, when none are named), whole or nothing. */
@@ -158,22 +143,17 @@ export async function unloadTools(
     ['client', client],
   ])
   if (bad) return refuse('BAD_NAME', bad)
-  return oneAtATime(ws, agent, async () => {
-    const existing = readLoadedSet(home, ws, agent)
+  let names: string[] = []
+  const done = await updateLoadedSet(home, ws, agent, (existing) => {
     const mine = existing.filter((e) => e.client === client)
-    const names = tools.length
-      ? tools.map((t) => {
-          const e = mine.find((m) => m.tool.name === t)
-          return e ? presentedName(e) : `${client}_${t}`
-        })
-      : mine.map(presentedName)
+    names = tools.length ? tools.map((t) => `${client}_${t}`) : mine.map(presentedName)
     if (names.length === 0)
-      return refuse('LOAD_REFUSED', say.unloadRefused(ws, agent, say.nothingLoadedFrom(client, ws, agent)))
+      return { ok: false, error: say.unloadRefused(ws, agent, say.nothingLoadedFrom(client, ws, agent)) }
     const plan = planUnload(existing, names)
-    if (!plan.ok) return refuse('LOAD_REFUSED', say.unloadRefused(ws, agent, plan.error))
-    await writeLoadedSet(home, ws, agent, plan.value)
-    const gone = [...new Set(names)]
-    const message = `unloaded ${gone.join(', ')} from ${ws}/${agent}; the next step's hold re-sends the previous tools while the cache prefix is intact`
-    return { ok: true, message, body: { unloaded: gone, tools: rows(plan.value) } }
+    return plan.ok ? plan : { ok: false, error: say.unloadRefused(ws, agent, plan.error) }
   })
+  if (!done.ok) return refuse('LOAD_REFUSED', done.error)
+  const gone = [...new Set(names)]
+  const message = `unloaded ${gone.join(', ')} from ${ws}/${agent}; the next step's hold re-sends the previous tools while the cache prefix is intact`
+  return { ok: true, message, body: { unloaded: gone, tools: rows(done.value) } }
 }

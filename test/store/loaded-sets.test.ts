@@ -14,7 +14,13 @@ import { join } from 'node:path'
 import { HoldfastError } from '../../src/core/errors'
 import type { LoadedEntry } from '../../src/core/loaded-set'
 import { encodeLoadedSet, presentedName } from '../../src/core/loaded-set'
-import { addToLoadedSet, loadedSetPath, readLoadedSet, writeLoadedSet } from '../../src/store/loaded-sets'
+import {
+  addToLoadedSet,
+  loadedSetPath,
+  readLoadedSet,
+  updateLoadedSet,
+  writeLoadedSet,
+} from '../../src/store/loaded-sets'
 
 function entry(client: string, name: string, description = `${name} tool`): LoadedEntry {
   return { client, tool: { name, description, input_schema: { type: 'object' } } }
@@ -223,5 +229,27 @@ describe('writeLoadedSet', () => {
   it('rejects an unusable address, creating nothing', async () => {
     await expect(writeLoadedSet(home, 'proj', '.', [])).rejects.toThrow(/^unusable address "proj"\/"\."/)
     expect(readdirSync(home)).toEqual([])
+  })
+})
+
+describe('updateLoadedSet', () => {
+  it('reads, plans and writes as one act, so an unload never drops a load made meanwhile', async () => {
+    await addToLoadedSet(home, 'proj', 'main', [entry('a', 'x')])
+    const add = addToLoadedSet(home, 'proj', 'main', [entry('b', 'y')])
+    const remove = updateLoadedSet(home, 'proj', 'main', (current) => ({
+      ok: true,
+      value: current.filter((e) => presentedName(e) !== 'a_x'),
+    }))
+    await Promise.all([add, remove])
+    expect(readLoadedSet(home, 'proj', 'main').map(presentedName)).toEqual(['b_y'])
+  })
+
+  it('writes nothing when the plan refuses, and answers the refusal', async () => {
+    await addToLoadedSet(home, 'proj', 'main', [entry('a', 'x')])
+    const file = loadedSetPath(home, 'proj', 'main') as string
+    const before = readFileSync(file, 'utf8')
+    const r = await updateLoadedSet(home, 'proj', 'main', () => ({ ok: false, error: 'no' }))
+    expect(r).toEqual({ ok: false, error: 'no' })
+    expect(readFileSync(file, 'utf8')).toBe(before)
   })
 })
