@@ -82,7 +82,8 @@ async function currentValue(gitdir: string, ref: string): Promise<string | undef
  * The updates that change what a reader of the ref sees. git 2.39's `pack-refs` (so `git gc`)
  * replays refs through this hook without moving them: `0 → tip` into packed-refs, then `tip → 0`
  * for each loose file. Without this filter a config tip that no longer validates (a row removed
- * from holdfast.yaml) would make every `git gc` fail, and the proxy would hear of phantom moves.
+ * from holdfast.yaml) would make every `git gc` fail. In `committed`, a replayed `0 → tip` looks
+ * like a real creation and passes: what it feeds (proxy events, attempts) tolerates repeats.
  */
 async function realMoves(
   gitdir: string,

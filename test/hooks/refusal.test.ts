@@ -95,12 +95,22 @@ describe('other config updates', () => {
 describe("the hook's environment", () => {
   it('strips the variables git uses to find a repository, and nothing else', () => {
     const env: NodeJS.ProcessEnv = { PATH: '/bin', HOLDFAST_HOOK_TRACE: 't', GIT_CONFIG_KEY_0: 'x' }
+    // Named here, not only read from GIT_LOCAL_ENV: dropping one of these from the list must fail.
+    for (const key of [
+      'GIT_DIR',
+      'GIT_INDEX_FILE',
+      'GIT_WORK_TREE',
+      'GIT_OBJECT_DIRECTORY',
+      'GIT_COMMON_DIR',
+    ])
+      env[key] = 'decoy'
+    env.GIT_ALTERNATE_OBJECT_DIRECTORIES = 'decoy'
     for (const key of GIT_LOCAL_ENV) env[key] = 'decoy'
     stripGitEnv(env)
     expect(env).toEqual({ PATH: '/bin', HOLDFAST_HOOK_TRACE: 't' })
   })
 
-  it('is not redirected by GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE or GIT_OBJECT_DIRECTORY', async () => {
+  it('reads the repository it is installed in, whatever GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE or GIT_OBJECT_DIRECTORY say', async () => {
     // A decoy repository that has none of the commits: a hook reading there would refuse both.
     const decoy = tempDir()
     await gitOk(decoy, ['init', '-q'])

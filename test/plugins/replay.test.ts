@@ -12,9 +12,12 @@ import { ask, EXAMPLE, fixture, post, postFixture } from './support'
 
 let p: Proxy
 const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ')
-const THROWS = `module.exports = { name: 'flaky', apiVersion: 1, setup: () => ({
-  route(ex) { if (ex.summary.messageCount > 1) throw new Error('cannot route a follow-up') },
-}) }\n`
+// It writes into its data directory at setup: replay must hand it a scratch one, not <home>/plugins.
+const THROWS = `module.exports = { name: 'flaky', apiVersion: 1, setup: (ctx) => {
+  require('fs').mkdirSync(ctx.dataDir, { recursive: true })
+  require('fs').writeFileSync(require('path').join(ctx.dataDir, 'seen'), 'x')
+  return { route(ex) { if (ex.summary.messageCount > 1) throw new Error('cannot route a follow-up') } }
+} }\n`
 
 let runs: Run[]
 beforeAll(async () => {
