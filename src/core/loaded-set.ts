@@ -7,6 +7,7 @@
 import type { Json, JsonObject } from './json'
 import { isObject } from './json'
 import { checkName, isCallable, isComponent } from './naming'
+import { notAdvertised } from './tool-sentences'
 
 /** One element of a client's advertisement: what the model is shown for the tool. */
 export interface AdvertisedTool {
@@ -157,7 +158,7 @@ export function planLoad(
     const matches = advertised.filter((t) => t.name === name)
     const tool = matches[0]
     if (tool === undefined) {
-      problems.push(`client ${JSON.stringify(client)} advertises no tool ${JSON.stringify(name)} right now`)
+      problems.push(notAdvertised(client, name))
       continue
     }
     if (matches.length > 1) {

@@ -6,7 +6,7 @@
 
 const q = (s: string): string => JSON.stringify(s)
 
-/** planLoad (core/loaded-set) says the same words for the same fact. */
+/** Also what planLoad (core/loaded-set) refuses an unadvertised tool with. */
 export const notAdvertised = (client: string, tool: string): string =>
   `client ${q(client)} advertises no tool ${q(tool)} right now`
 

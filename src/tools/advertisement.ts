@@ -68,13 +68,28 @@ export function mapAdvertisement(raw: readonly McpToolLike[]): Advertisement {
 export const advertisementPath = (home: string, client: string): string =>
   path.join(clientDir(home, client), 'tools.json')
 
+/** Decoded advertisements by file, with the stat they were read at: a routed call stats, not parses. */
+const readCache = new Map<string, { stamp: string; value: StoredAdvertisement | undefined }>()
+
 /** The stored advertisement, or undefined when there is none that reads back. */
 export function readAdvertisement(home: string, client: string): StoredAdvertisement | undefined {
+  const file = advertisementPath(home, client)
+  const st = fs.statSync(file, { throwIfNoEntry: false, bigint: true })
+  if (!st) return undefined
+  const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`
+  const hit = readCache.get(file)
+  if (hit?.stamp === stamp) return hit.value
+  const value = decodeStored(file, client)
+  readCache.set(file, { stamp, value })
+  return value
+}
+
+function decodeStored(file: string, client: string): StoredAdvertisement | undefined {
   let v: unknown
   try {
-    v = JSON.parse(fs.readFileSync(advertisementPath(home, client), 'utf8'))
+    v = JSON.parse(fs.readFileSync(file, 'utf8'))
   } catch {
-    return undefined // absent or torn: the next listing writes it again
+    return undefined // unreadable or torn: the next listing writes it again
   }
   if (!isObject(v) || typeof v.observed_at !== 'string' || !Array.isArray(v.tools)) return undefined
   const tools: AdvertisedTool[] = []

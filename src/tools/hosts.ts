@@ -169,10 +169,11 @@ export class ToolHosts {
       const deadline = Date.now() + ms
       let ad = c.listChanged && c.tools ? mapAdvertisement(c.tools) : undefined
       if (!ad) {
-        ad = mapAdvertisement(await c.list(deadline))
-        await storeAdvertisement(this.home, client, ad).catch((err: unknown) =>
-          this.log.warn({ client, err: String(err) }, 'storing the advertisement failed; the call goes on'),
-        )
+        const listed = mapAdvertisement(await c.list(deadline))
+        ad = await storeAdvertisement(this.home, client, listed).catch((err: unknown) => {
+          this.log.warn({ client, err: String(err) }, 'storing the advertisement failed; the call goes on')
+          return listed
+        })
       }
       if (!ad.tools.some((t) => t.name === tool)) return refusal(say.notAdvertised(client, tool))
       const r = await c.call(tool, input, deadline)
