@@ -23,7 +23,7 @@ import { listSteps, readStepMeta, readStepRequest } from '../store/records'
 import { Workspace } from '../store/workspace'
 import { CliError, printJson, table } from './output'
 
-export interface ReplayRow {
+interface ReplayRow {
   step: string
   approx_tokens: number | null
   recorded: { agent: string; provider: string; model: string | null; role: string | null }

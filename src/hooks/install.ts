@@ -18,7 +18,7 @@ export type HookInstall =
   { ok: true; file: string; changed: boolean } | { ok: false; file: string; error: string }
 
 /** How the hook starts holdfast: the built CLI, or from sources (tests) through the swc register hook. */
-export function hookEntry(): string[] {
+function hookEntry(): string[] {
   const ext = path.extname(__filename)
   const entry = path.join(__dirname, '..', 'cli', `run${ext}`)
   if (ext !== '.ts') return [process.execPath, entry]

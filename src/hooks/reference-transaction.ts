@@ -16,7 +16,7 @@ import { homePaths } from '../store/home'
 import { parseProviders, PROVIDERS_FILE } from '../store/providers'
 import { readServeInfo } from '../store/serve-lock'
 
-export const EVENT_TIMEOUT_MS = 500
+const EVENT_TIMEOUT_MS = 500
 
 /** What git would strip before running git in another repository (git 2.39, `rev-parse --local-env-vars`). */
 export const GIT_LOCAL_ENV = [
@@ -60,7 +60,7 @@ export function stripGitEnv(env: NodeJS.ProcessEnv = process.env): void {
 }
 
 /** `<old> <new> <ref>` lines as git writes them to the hook's stdin; other lines are skipped. */
-export function parseUpdates(stdin: string): RefUpdate[] {
+function parseUpdates(stdin: string): RefUpdate[] {
   const out: RefUpdate[] = []
   for (const line of stdin.split('\n')) {
     const [old, next, ref] = line.trim().split(/\s+/)
@@ -120,7 +120,7 @@ async function checkOne(
 }
 
 /** `prepared`: one `refusing <ref>: <sentence>` line per invalid config update (deletions pass). */
-export async function checkConfigUpdates(home: string, ws: string, updates: RefUpdate[]): Promise<string[]> {
+async function checkConfigUpdates(home: string, ws: string, updates: RefUpdate[]): Promise<string[]> {
   const gitdir = homePaths.repo(home, ws)
   const config = updates.filter((u) => u.ref.startsWith(CONFIG_PREFIX) && !isZero(u.new))
   const wanted = config.length ? await realMoves(gitdir, config, 'prepared') : []
@@ -142,7 +142,7 @@ export async function checkConfigUpdates(home: string, ws: string, updates: RefU
 }
 
 /** `committed`: tell the running proxy which config refs moved. Best effort: never throws, never waits long. */
-export async function notifyServer(home: string, ws: string, updates: RefUpdate[]): Promise<boolean> {
+async function notifyServer(home: string, ws: string, updates: RefUpdate[]): Promise<boolean> {
   try {
     const config = updates.filter((u) => u.ref.startsWith(CONFIG_PREFIX))
     const refs = config.length ? await realMoves(homePaths.repo(home, ws), config, 'committed') : []

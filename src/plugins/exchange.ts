@@ -36,7 +36,7 @@ const readOnlyHandler: ProxyHandler<object> = {
 }
 
 /** A read-only view of `value`, wrapped lazily as it is walked (nothing is copied). */
-export function readOnly<T extends object>(value: T): DeepReadonly<T> {
+function readOnly<T extends object>(value: T): DeepReadonly<T> {
   let v = views.get(value)
   if (!v) views.set(value, (v = new Proxy(value, readOnlyHandler)))
   return v as DeepReadonly<T>
@@ -123,7 +123,7 @@ export function summarize(
   })
 }
 
-export interface ViewParts {
+interface ViewParts {
   id: string
   dialect: 'anthropic' | 'openai'
   kind: 'step' | 'count_tokens'

@@ -55,7 +55,7 @@ export async function closePlugin(p: LoadedPlugin, log: Logger): Promise<void> {
 }
 
 /** How a step or count_tokens call ended: meta.json's finish half, or the forward result. */
-export interface Settled {
+interface Settled {
   status?: number | null
   outcome?: string
   error?: { code: string; message: string } | null

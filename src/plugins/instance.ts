@@ -73,7 +73,7 @@ export function checkDefinition(value: unknown, label: string): AnyPlugin {
 }
 
 /** `options` validated against the plugin's schema, defaults filled in (on a copy). */
-export function validateOptions(def: AnyPlugin, options: unknown): Record<string, unknown> {
+function validateOptions(def: AnyPlugin, options: unknown): Record<string, unknown> {
   const copy = structuredClone(options ?? {}) as Record<string, unknown>
   if (typeof copy !== 'object' || Array.isArray(copy))
     throw new PluginLoadError(`plugin ${def.name}: options must be an object`)

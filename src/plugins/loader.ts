@@ -29,7 +29,7 @@ export interface Entry {
 }
 
 /** The entries in run order: `claude-code` first unless listed; absent → it alone; `[]` → none. */
-export function pluginEntries(
+function pluginEntries(
   config: Pick<HoldfastConfig, 'plugins'>,
   home: string,
   builtins: Readonly<Record<string, AnyPlugin>> = BUILTINS,
@@ -47,7 +47,7 @@ export function pluginEntries(
 }
 
 /** The definition of one entry and the file it came from (none for a built-in). */
-export async function loadEntry(
+async function loadEntry(
   e: Entry,
   home: string,
   builtins: Readonly<Record<string, AnyPlugin>> = BUILTINS,
@@ -57,7 +57,7 @@ export async function loadEntry(
   return { definition: await importDefinition(file, e.ref), file }
 }
 
-export const dataDirOf = (home: string, name: string): string => path.join(home, 'plugins', name)
+const dataDirOf = (home: string, name: string): string => path.join(home, 'plugins', name)
 
 export interface LoadOptions {
   home: string

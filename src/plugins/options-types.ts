@@ -8,7 +8,7 @@ import type { AnyPlugin } from './instance'
 type Schema = Parameters<(typeof import('json-schema-to-typescript'))['compile']>[0]
 
 /** `long-context` → `LongContextOptions`. */
-export function optionsTypeName(plugin: string): string {
+function optionsTypeName(plugin: string): string {
   const pascal = plugin
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean)

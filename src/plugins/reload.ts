@@ -13,7 +13,7 @@ import { instantiate, pinoLog, PluginLoadError } from './instance'
 import { importDefinition } from './modules'
 import path from 'node:path'
 
-export const RELOAD_DEBOUNCE_MS = 150
+const RELOAD_DEBOUNCE_MS = 150
 
 let version = 0
 

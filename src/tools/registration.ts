@@ -19,7 +19,7 @@ const registrationDir = (home: string, client: string): string =>
   path.join(clientDir(home, client), 'workspaces')
 
 /** Every name in the `clients` section, refused with one sentence naming the key when unusable. */
-export function checkClientNames(config: HoldfastConfig): void {
+function checkClientNames(config: HoldfastConfig): void {
   for (const [client, spec] of Object.entries(config.clients ?? {})) {
     const bad = checkName('client', client)
     if (bad !== undefined) throw new Error(`holdfast.yaml: clients: ${bad}`)

@@ -52,7 +52,7 @@ export function classify(err: unknown, connecting: boolean): HostFailure {
 }
 
 /** The child's environment: holdfast's own (its token excluded), then the configured variables. */
-export function childEnv(configured: Record<string, string> | undefined): Record<string, string> {
+function childEnv(configured: Record<string, string> | undefined): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'HOLDFAST_TOKEN') env[k] = v
   return { ...env, ...configured }

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { checkName } from '../../core/naming'
 import { definePlugin, type Exchange, type IdentifyDecision } from '../api'
 
-export interface ClaudeCodeOptions {
+interface ClaudeCodeOptions {
   /** A model id containing one of these is a small model (side requests use one). */
   smallModels: string[]
   /** With no tools, a system prompt shorter than this marks a side request. */
@@ -20,7 +20,7 @@ export interface ClaudeCodeOptions {
   maxSessions: number
 }
 
-export const claudeCodeOptionsSchema = {
+const claudeCodeOptionsSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -50,15 +50,15 @@ export const claudeCodeOptionsSchema = {
   },
 }
 
-export type Kind = 'main' | 'subagent' | 'auxiliary'
-export interface Classification {
+type Kind = 'main' | 'subagent' | 'auxiliary'
+interface Classification {
   kind: Kind
   /** Why, in one phrase (shown in meta.json's `identified.why` and by `holdfast replay`). */
   via: string
 }
 
 /** Claude Code's own requests: its user agent, or any of its hint headers. */
-export function isClaudeCode(headers: Readonly<Record<string, string>>): boolean {
+function isClaudeCode(headers: Readonly<Record<string, string>>): boolean {
   if ((headers['user-agent'] ?? '').startsWith('claude-cli/')) return true
   return Object.keys(headers).some((h) => h.startsWith('x-claude-code-'))
 }
@@ -67,7 +67,7 @@ export function isClaudeCode(headers: Readonly<Record<string, string>>): boolean
  * The session id: `x-claude-code-session-id`, else the body's `metadata.user_id`, which Claude
  * Code fills with `user_<hash>_account_<uuid>_session_<uuid>` or a JSON object with `session_id`.
  */
-export function sessionOf(ex: Exchange): string | undefined {
+function sessionOf(ex: Exchange): string | undefined {
   const header = ex.headers['x-claude-code-session-id']
   if (header) return header
   const meta = ex.body.metadata
@@ -88,17 +88,13 @@ export function sessionOf(ex: Exchange): string | undefined {
 }
 
 /** An id as a name part: `[A-Za-z0-9_-]` only, at most `max`; a hash when nothing is left. */
-export function idPart(raw: string, max: number): string {
+function idPart(raw: string, max: number): string {
   const kept = raw.replace(/[^A-Za-z0-9_-]/g, '').slice(0, max)
   return kept || createHash('sha256').update(raw).digest('hex').slice(0, Math.min(8, max))
 }
 
 /** The request's class, from the hint headers, else (when allowed) the documented heuristics. */
-export function classify(
-  ex: Exchange,
-  opts: ClaudeCodeOptions,
-  mainModel: string | undefined,
-): Classification {
+function classify(ex: Exchange, opts: ClaudeCodeOptions, mainModel: string | undefined): Classification {
   const h = ex.headers
   const cls = (h['x-claude-code-request-class'] ?? '').toLowerCase()
   switch (cls) {
