@@ -11,6 +11,7 @@ import { hasLongTtl, RecordFault, type PreviousStep } from '../core/hold'
 import { formatStep } from '../core/naming'
 import { journalSteps, readMetaSync, REQUEST_FILE } from '../store/journal'
 import type { Committer } from '../store/committer'
+import { fileStamp } from '../store/stamp'
 import type { Workspace } from '../store/workspace'
 import type { Logger } from './log'
 
@@ -24,20 +25,11 @@ export class Mutex {
   }
 }
 
-interface FileStamp {
-  ino: number
-  size: number
-  mtimeMs: number
-}
-
-const stampOf = (st: fs.Stats): FileStamp => ({ ino: st.ino, size: st.size, mtimeMs: st.mtimeMs })
-const sameStamp = (a: FileStamp, b: FileStamp): boolean =>
-  a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
-
 export interface CachedPrevious {
   step: number
   previous: PreviousStep
-  stamp: FileStamp
+  /** The request file's stamp when it was read (store/stamp). */
+  stamp: string
 }
 
 export class AgentState {
@@ -88,15 +80,10 @@ export class AgentState {
     if (step <= 1) return undefined
     const dir = this.stepDir(step - 1)
     const file = path.join(dir, REQUEST_FILE)
-    let st: fs.Stats
-    try {
-      st = fs.statSync(file)
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-      throw err
-    }
+    const stamp = fileStamp(file)
+    if (stamp === undefined) return undefined
     const c = this.cached
-    if (c && c.step === step - 1 && sameStamp(c.stamp, stampOf(st))) return c.previous
+    if (c && c.step === step - 1 && c.stamp === stamp) return c.previous
     let bytes: Buffer
     try {
       bytes = fs.readFileSync(file)
@@ -112,11 +99,11 @@ export class AgentState {
       bytes,
       parsed,
       longTtl: longTtl(bytes, full),
-      sentAt: meta ? Date.parse(meta.started_at) : st.mtimeMs,
+      sentAt: meta ? Date.parse(meta.started_at) : fs.statSync(file).mtimeMs,
       headers: meta?.cache_keying_headers ?? {},
       status: meta?.status ?? undefined,
     }
-    this.cached = { step: step - 1, previous, stamp: stampOf(st) }
+    this.cached = { step: step - 1, previous, stamp }
     return previous
   }
 
@@ -127,8 +114,7 @@ export class AgentState {
       parsed: slim(previous.parsed),
       longTtl: previous.longTtl ?? longTtl(previous.bytes, previous.parsed),
     }
-    const st = fs.statSync(previous.path)
-    this.cached = { step, previous, stamp: stampOf(st) }
+    this.cached = { step, previous, stamp: fileStamp(previous.path) ?? '' }
   }
 
   /** The provider answered step `n` with `status` (the hold refuses to hold after a 4xx). */

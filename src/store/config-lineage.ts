@@ -12,6 +12,7 @@ import type { ProviderRow } from './config'
 import { isAncestor, mergeBase, readFileAt } from './git'
 import type { Repo } from './git-repo'
 import { listRefs, parsePackedRefs } from './git-refs'
+import { fileStamp } from './stamp'
 import { parseProviders, PROVIDERS_FILE, type Parsed, type ProvidersConfig } from './providers'
 
 export const CONFIG_PREFIX = 'refs/heads/config/'
@@ -94,11 +95,7 @@ export class ConfigReader {
   configHeads(): { ref: string; oid: string }[] {
     const dir = path.join(this.repo.gitdir, CONFIG_PREFIX)
     const packed = path.join(this.repo.gitdir, 'packed-refs')
-    const st = (f: string): string => {
-      const s = fs.statSync(f, { throwIfNoEntry: false, bigint: true })
-      return s ? `${s.ino}:${s.mtimeNs}:${s.size}` : '-'
-    }
-    const stamp = `${st(dir)}|${st(packed)}`
+    const stamp = `${fileStamp(dir) ?? '-'}|${fileStamp(packed) ?? '-'}`
     if (this.heads?.stamp === stamp) return this.heads.list
     const found = new Map<string, string>()
     let nested = false

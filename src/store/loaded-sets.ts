@@ -4,8 +4,7 @@
  * the empty set) and a write replaces the file atomically with a set that reads back as written.
  * Reads run on every proxied request, so a decoded set is cached until the file's stat changes.
  */
-import type { BigIntStats } from 'node:fs'
-import { readFileSync, statSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import { HoldfastError } from '../core/errors'
@@ -14,6 +13,7 @@ import { decodeLoadedSet, encodeLoadedSet, unionLoaded } from '../core/loaded-se
 import type { Decoded, LoadedEntry } from '../core/loaded-set'
 import { isComponent } from '../core/naming'
 import { writeFileAtomic } from './atomic'
+import { fileStamp } from './stamp'
 
 /** The loaded set's file, or undefined when workspace or agent is not one path component. */
 export function loadedSetPath(home: string, workspace: string, agent: string): string | undefined {
@@ -22,10 +22,8 @@ export function loadedSetPath(home: string, workspace: string, agent: string): s
 }
 
 interface Cached {
-  ino: bigint
-  size: bigint
-  mtimeNs: bigint
-  ctimeNs: bigint
+  /** The file's stamp when it was read (store/stamp). */
+  stamp: string
   /** Deep-frozen; handed out as a fresh array of the same frozen entries. */
   entries: readonly LoadedEntry[]
 }
@@ -40,10 +38,6 @@ function deepFreeze<T>(v: T): T {
   return v
 }
 
-function sameFile(c: Cached, st: BigIntStats): boolean {
-  return c.ino === st.ino && c.size === st.size && c.mtimeNs === st.mtimeNs && c.ctimeNs === st.ctimeNs
-}
-
 /**
  * What this agent has loaded, in stored order; `[]` when there is nothing usable to read. One
  * `stat` per call; the file is read and decoded again only when its inode, size, mtime or ctime
@@ -52,26 +46,26 @@ function sameFile(c: Cached, st: BigIntStats): boolean {
 export function readLoadedSet(home: string, workspace: string, agent: string): LoadedEntry[] {
   const file = loadedSetPath(home, workspace, agent)
   if (file === undefined) return []
-  let st: BigIntStats | undefined
+  let stamp: string | undefined
   try {
-    st = statSync(file, { bigint: true, throwIfNoEntry: false })
+    stamp = fileStamp(file)
   } catch {
-    st = undefined
+    stamp = undefined // unreadable reads as empty, like absent
   }
-  if (st === undefined || !st.isFile()) {
+  if (stamp === undefined) {
     cache.delete(file)
     return []
   }
   const hit = cache.get(file)
-  if (hit !== undefined && sameFile(hit, st)) return hit.entries.slice()
+  if (hit?.stamp === stamp) return hit.entries.slice()
   let entries: readonly LoadedEntry[] = []
   try {
     const decoded = decodeLoadedSet(JSON.parse(readFileSync(file, 'utf8')))
     if (decoded.ok) entries = deepFreeze(decoded.value)
   } catch {
-    entries = []
+    entries = [] // a directory in its place, or not JSON: empty, as the design says
   }
-  cache.set(file, { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, entries })
+  cache.set(file, { stamp, entries })
   return entries.slice()
 }
 

@@ -11,6 +11,7 @@ import { dequal } from 'dequal'
 import { decodeAdvertisedTool, type AdvertisedTool } from '../core/loaded-set'
 import { isObject } from '../core/json'
 import { writeFileAtomic } from '../store/atomic'
+import { fileStamp } from '../store/stamp'
 import { clientDir } from './registration'
 
 /** An advertised element that cannot be loaded, and why. */
@@ -74,9 +75,8 @@ const readCache = new Map<string, { stamp: string; value: StoredAdvertisement | 
 /** The stored advertisement, or undefined when there is none that reads back. */
 export function readAdvertisement(home: string, client: string): StoredAdvertisement | undefined {
   const file = advertisementPath(home, client)
-  const st = fs.statSync(file, { throwIfNoEntry: false, bigint: true })
-  if (!st) return undefined
-  const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`
+  const stamp = fileStamp(file)
+  if (!stamp) return undefined
   const hit = readCache.get(file)
   if (hit?.stamp === stamp) return hit.value
   const value = decodeStored(file, client)
