@@ -68,6 +68,13 @@ export interface Exchange {
   readonly parsed: JsonObject
   readonly top: ScannedTop
   route?: Route
+  /** The followed config resolve read (kept for a plugin's re-resolution). */
+  config?: {
+    roles: Record<string, RoleDecl> | undefined
+    why: string | undefined
+    configCommit: string | null
+    configNote: string | null
+  }
   /** Top-level fields resolve and compose set (role model, tools, …), spliced in one pass. */
   overrides: JsonObject
   changes: Change[]
@@ -131,6 +138,34 @@ export async function identify(ctx: ServerContext, ex: Exchange): Promise<void> 
   await ctx.plugins.identify(ex)
 }
 
+/** The roles an agent's step resolves against: its followed config, read at this step boundary. */
+async function readConfig(ctx: ServerContext, ex: Exchange): Promise<NonNullable<Exchange['config']>> {
+  const ws = ctx.workspace(ex.workspace)
+  // A workspace that does not exist yet has only the starter config (no roles); it is created
+  // when the step is recorded, so a request refused before that leaves nothing on disk.
+  if (!ws.exists()) {
+    return {
+      roles: {},
+      why: undefined,
+      configCommit: null,
+      configNote: 'new workspace: the starter config declares no roles',
+    }
+  }
+  const resolved = await ctx.configReader(ex.workspace).resolve(`agent:${ex.agent}`, async () => {
+    return (
+      (await readRef(ws.repo, agentRef(ex.agent))) ?? (await readRef(ws.repo, configRef(DEFAULT_LINEAGE)))
+    )
+  })
+  if (!resolved.ok)
+    return { roles: undefined, why: resolved.message, configCommit: null, configNote: resolved.message }
+  const configCommit = resolved.followed.commit
+  const held = resolved.followed.kind === 'held' ? resolved.followed.note : null
+  if (!resolved.roles.ok) {
+    return { roles: undefined, why: resolved.roles.error, configCommit, configNote: resolved.roles.error }
+  }
+  return { roles: resolved.roles.value.roles, why: undefined, configCommit, configNote: held }
+}
+
 /**
  * resolve: the role the request names (x-holdfast-role, else a model equal to a role name) at
  * the agent's followed config, or the dialect's default row (the row named after the dialect).
@@ -144,28 +179,8 @@ export async function resolve(ctx: ServerContext, ex: Exchange, choice?: RouteCh
     delete ex.overrides[maxField]
     ex.changes = ex.changes.filter((c) => c.field !== 'model' && c.field !== maxField)
   }
-  const ws = ctx.workspace(ex.workspace)
-  // A workspace that does not exist yet has only the starter config (no roles); it is created
-  // when the step is recorded, so a request refused before that leaves nothing on disk.
-  const resolved = ws.exists()
-    ? await ctx.configReader(ex.workspace).resolve(`agent:${ex.agent}`, async () => {
-        return (
-          (await readRef(ws.repo, agentRef(ex.agent))) ?? (await readRef(ws.repo, configRef(DEFAULT_LINEAGE)))
-        )
-      })
-    : undefined
-  let roles: Record<string, RoleDecl> | undefined = resolved ? undefined : {}
-  let why: string | undefined
-  let configCommit: string | null = null
-  let configNote: string | null = null
-  if (!resolved) configNote = 'new workspace: the starter config declares no roles'
-  else if (!resolved.ok) why = configNote = resolved.message
-  else {
-    configCommit = resolved.followed.commit
-    if (resolved.followed.kind === 'held') configNote = resolved.followed.note
-    if (resolved.roles.ok) roles = resolved.roles.value.roles
-    else why = configNote = resolved.roles.error
-  }
+  // A plugin's route decision is resolved against the same config the first pass read.
+  const { roles, why, configCommit, configNote } = (ex.config ??= await readConfig(ctx, ex))
   const name = ex.dialect.name
   const r = routeByRole(
     choice?.role ?? first(ex.headers['x-holdfast-role']),
