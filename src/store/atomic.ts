@@ -13,9 +13,13 @@ import { basename, dirname, join } from 'node:path'
 const TAG = `${process.pid}.${randomBytes(4).toString('hex')}`
 let counter = 0
 
-/** The temp name for `target`: hidden, same directory, unique per process (and thread) and call. */
-function tempPathFor(target: string): string {
-  return join(dirname(target), `.${basename(target)}.${TAG}.${++counter}.tmp`)
+/**
+ * The temp name for `target`: same directory, unique per process (and thread) and call; hidden,
+ * or with `prefix` when a tool must recognise leftovers (git prunes `tmp_*` in its objects).
+ */
+function tempPathFor(target: string, prefix?: string): string {
+  const name = prefix ? `${prefix}${TAG}.${++counter}` : `.${basename(target)}.${TAG}.${++counter}.tmp`
+  return join(dirname(target), name)
 }
 
 /**
@@ -41,10 +45,14 @@ export async function writeFileAtomic(path: string, data: Buffer | string, mode?
 }
 
 /** The same, synchronously: for the commit worker, where blocking its own thread costs nothing. */
-export function writeFileAtomicSync(path: string, data: Buffer | string): void {
-  const temp = tempPathFor(path)
+export function writeFileAtomicSync(
+  path: string,
+  data: Buffer | string,
+  opts: { mode?: number; tempPrefix?: string } = {},
+): void {
+  const temp = tempPathFor(path, opts.tempPrefix)
   try {
-    writeFileSync(temp, data, { flag: 'wx' })
+    writeFileSync(temp, data, { flag: 'wx', ...(opts.mode !== undefined ? { mode: opts.mode } : {}) })
     renameSync(temp, path)
   } catch (err) {
     rmSync(temp, { force: true })

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
+import { writeFileAtomicSync } from './atomic'
 
 export type ObjectType = 'blob' | 'tree' | 'commit'
 export interface GitObject {
@@ -86,20 +87,6 @@ function u32(n: number): Buffer {
   return b
 }
 
-function writeAtomic(file: string, data: Buffer): void {
-  const temp = path.join(
-    path.dirname(file),
-    `tmp_pack_hf${process.pid}_${Math.random().toString(36).slice(2)}`,
-  )
-  try {
-    fs.writeFileSync(temp, data, { flag: 'wx', mode: 0o444 })
-    fs.renameSync(temp, file)
-  } catch (err) {
-    fs.rmSync(temp, { force: true })
-    throw err
-  }
-}
-
 /**
  * Write `objects` (duplicates dropped) as one pack in `<gitdir>/objects/pack/`. Synchronous: it
  * runs in the commit worker, where blocking costs nothing. Returns the pack's name, or undefined
@@ -142,7 +129,8 @@ export function writePack(gitdir: string, objects: readonly GitObject[]): string
   const name = `pack-${packSum.toString('hex')}`
   const dir = path.join(gitdir, 'objects', 'pack')
   fs.mkdirSync(dir, { recursive: true })
-  writeAtomic(path.join(dir, `${name}.pack`), pack)
-  writeAtomic(path.join(dir, `${name}.idx`), idx)
+  // Read-only like git's own packs; a `tmp_` leftover of a crash is removed by `git prune`.
+  writeFileAtomicSync(path.join(dir, `${name}.pack`), pack, { mode: 0o444, tempPrefix: 'tmp_pack_hf' })
+  writeFileAtomicSync(path.join(dir, `${name}.idx`), idx, { mode: 0o444, tempPrefix: 'tmp_pack_hf' })
   return name
 }
