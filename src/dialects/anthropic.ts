@@ -8,6 +8,7 @@ import type { Json, JsonObject } from '../core/json'
 import { isObject } from '../core/json'
 import type { LoadedEntry } from '../core/loaded-set'
 import { presentedName } from '../core/loaded-set'
+import { arrayOf, namesCalled } from './shared'
 import type { Dialect, Facets } from './types'
 
 /** A string content as the one text block it stands for; arrays as they are; anything else as given. */
@@ -20,18 +21,6 @@ export function headOf(message: Json | undefined): Json[] | undefined {
   if (message === undefined) return undefined
   const content = isObject(message) ? asBlocks(message.content) : undefined
   return Array.isArray(content) ? content : []
-}
-
-export function arrayOf(v: Json | undefined): Json[] {
-  return Array.isArray(v) ? v : []
-}
-
-/** Pushes `name` once, keeping first-seen order. */
-export function collectName(names: string[], seen: Set<string>, name: Json | undefined): void {
-  if (typeof name === 'string' && !seen.has(name)) {
-    seen.add(name)
-    names.push(name)
-  }
 }
 
 function marked(v: Json | undefined): number {
@@ -74,15 +63,9 @@ export const anthropic: Dialect = {
   },
 
   calledToolNames(body) {
-    const names: string[] = []
-    const seen = new Set<string>()
-    for (const m of arrayOf(body.messages)) {
-      if (!isObject(m) || m.role !== 'assistant') continue
-      for (const block of arrayOf(m.content)) {
-        if (isObject(block) && block.type === 'tool_use') collectName(names, seen, block.name)
-      }
-    }
-    return names
+    return namesCalled(body, (m) =>
+      arrayOf(m.content).map((b) => (isObject(b) && b.type === 'tool_use' ? b.name : undefined)),
+    )
   },
 
   closureTool(name, description) {

@@ -9,7 +9,8 @@ import type { Json, JsonObject } from '../core/json'
 import { isObject } from '../core/json'
 import type { LoadedEntry } from '../core/loaded-set'
 import { presentedName } from '../core/loaded-set'
-import { arrayOf, collectName, headOf } from './anthropic'
+import { headOf } from './anthropic'
+import { arrayOf, namesCalled } from './shared'
 import type { Dialect, Facets } from './types'
 
 function isSystemMessage(m: Json | undefined): boolean {
@@ -54,21 +55,7 @@ export const openai: Dialect = {
   },
 
   calledToolNames(body) {
-    const names: string[] = []
-    const seen = new Set<string>()
-    for (const m of arrayOf(body.messages)) {
-      if (!isObject(m) || m.role !== 'assistant') continue
-      for (const call of arrayOf(m.tool_calls)) {
-        if (!isObject(call)) continue
-        const inner = isObject(call.function)
-          ? call.function
-          : isObject(call.custom)
-            ? call.custom
-            : undefined
-        if (inner) collectName(names, seen, inner.name)
-      }
-    }
-    return names
+    return namesCalled(body, (m) => arrayOf(m.tool_calls).map((call) => openai.toolName(call)))
   },
 
   closureTool(name, description) {

@@ -9,6 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { sanitizeHeaders } from '../core/headers'
 import { isObject, type Json, type JsonObject } from '../core/json'
 import { dialectByName } from '../dialects'
+import { arrayOf } from '../dialects/shared'
 import type { DeepReadonly, Exchange, ExchangeSummary, ResponseView, RouteView } from './api'
 
 const MAX_USER_TEXT = 8192
@@ -41,8 +42,6 @@ function readOnly<T extends object>(value: T): DeepReadonly<T> {
   if (!v) views.set(value, (v = new Proxy(value, readOnlyHandler)))
   return v as DeepReadonly<T>
 }
-
-const arrayOf = (v: Json | undefined): Json[] => (Array.isArray(v) ? v : [])
 
 /** Text of a content: a string, or the `text` of its text blocks. */
 function textOf(content: Json | undefined): string {
