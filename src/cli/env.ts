@@ -5,7 +5,6 @@
  */
 import type { Command } from 'commander'
 import { assertName } from '../core/naming'
-import { configuredToken, loadConfig } from '../store/config'
 import { resolveHome } from '../store/home'
 import { readServeInfo } from '../store/serve-lock'
 import { CliError } from './output'
@@ -40,13 +39,15 @@ export function registerEnv(program: Command): void {
     .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
     .option('--ws <workspace>', 'address this workspace (path prefix /w/<ws>/a/<agent>)')
     .option('--agent <agent>', 'address this agent')
-    .action((opts: { home?: string; ws?: string; agent?: string }) => {
+    .action(async (opts: { home?: string; ws?: string; agent?: string }) => {
       const home = resolveHome(opts.home)
       const info = readServeInfo(home)
       if (!info)
         throw new CliError(
           `holdfast serve is not running on ${home}; start it first (holdfast serve --home ${home})`,
         )
+      // Loaded only now: a server that is not running is said without reading YAML or schemas.
+      const { configuredToken, loadConfig } = await import('../store/config')
       const config = loadConfig(home)
       const ws = opts.ws === undefined ? undefined : assertName('workspace', opts.ws)
       const agent = opts.agent === undefined ? undefined : assertName('agent', opts.agent)

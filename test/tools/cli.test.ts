@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { buildProgram } from '../../src/cli/main'
+import { buildProgram } from '../../src/cli/program'
 import * as say from '../../src/core/tool-sentences'
 import { readLoadedSet } from '../../src/store/loaded-sets'
 import { cliAsync } from '../support/repo-checks'
