@@ -61,6 +61,34 @@ export async function stepRows(home: string, wsName: string, agent: string): Pro
   return rows
 }
 
+/** The cost cell: unknown (never $0) when the step has usage but no table priced its model. */
+export function costCell(usd: number | null, input: number | null): string {
+  return usd === null && input !== null ? 'unknown' : fmtUsd(usd)
+}
+
+/** Sums of the rows' token and dollar columns; a cost is unknown when any priced step's is. */
+export function totals(rows: readonly StepRow[]): {
+  input: number
+  cache_read: number
+  cache_write: number
+  output: number
+  cost_usd: number
+  saved_usd: number
+  unpriced: number
+} {
+  const t = { input: 0, cache_read: 0, cache_write: 0, output: 0, cost_usd: 0, saved_usd: 0, unpriced: 0 }
+  for (const r of rows) {
+    t.input += r.input ?? 0
+    t.cache_read += r.cache_read ?? 0
+    t.cache_write += r.cache_write ?? 0
+    t.output += r.output ?? 0
+    t.cost_usd += r.cost_usd ?? 0
+    t.saved_usd += r.saved_usd ?? 0
+    if (r.cost_usd === null && r.input !== null) t.unpriced++
+  }
+  return t
+}
+
 export function registerSteps(program: Command): void {
   program
     .command('steps')
@@ -76,6 +104,7 @@ export function registerSteps(program: Command): void {
         process.stdout.write(`no steps recorded for ${wsName}/${agent}\n`)
         return
       }
+      const t = totals(rows)
       process.stdout.write(
         table(
           [
@@ -94,22 +123,41 @@ export function registerSteps(program: Command): void {
             'total',
             'state',
           ],
-          rows.map((r) => [
-            r.step,
-            r.time ? r.time.replace('T', ' ').slice(0, 19) : null,
-            r.model,
-            r.status ?? r.outcome,
-            r.held.length ? r.held.join(',') : '-',
-            fmtInt(r.input),
-            fmtInt(r.cache_read),
-            fmtInt(r.cache_write),
-            fmtInt(r.output),
-            fmtUsd(r.cost_usd),
-            fmtUsd(r.saved_usd),
-            fmtMs(r.ttfb_ms),
-            fmtMs(r.total_ms),
-            r.state,
-          ]),
+          rows
+            .map((r) => [
+              r.step,
+              r.time ? r.time.replace('T', ' ').slice(0, 19) : null,
+              r.model,
+              r.status ?? r.outcome,
+              r.held.length ? r.held.join(',') : '-',
+              fmtInt(r.input),
+              fmtInt(r.cache_read),
+              fmtInt(r.cache_write),
+              fmtInt(r.output),
+              costCell(r.cost_usd, r.input),
+              fmtUsd(r.saved_usd),
+              fmtMs(r.ttfb_ms),
+              fmtMs(r.total_ms),
+              r.state,
+            ])
+            .concat([
+              [
+                'total',
+                null,
+                `${rows.length} step${rows.length === 1 ? '' : 's'}`,
+                null,
+                null,
+                fmtInt(t.input),
+                fmtInt(t.cache_read),
+                fmtInt(t.cache_write),
+                fmtInt(t.output),
+                t.unpriced > 0 ? `${fmtUsd(t.cost_usd)} + ${t.unpriced} unknown` : fmtUsd(t.cost_usd),
+                fmtUsd(t.saved_usd),
+                null,
+                null,
+                null,
+              ],
+            ]),
         ),
       )
     })

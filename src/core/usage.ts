@@ -29,11 +29,13 @@ function anthropicUsage(u: JsonObject): Usage {
 function openaiUsage(u: JsonObject): Usage {
   const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {}
   const cached = int(details.cached_tokens)
+  // Providers that bill cache writes on this dialect report them beside the cached tokens.
+  const written = int(details.cache_write_tokens)
   return {
-    input_tokens: Math.max(0, int(u.prompt_tokens) - cached),
+    input_tokens: Math.max(0, int(u.prompt_tokens) - cached - written),
     output_tokens: int(u.completion_tokens),
     cache_read_tokens: cached,
-    cache_write_tokens: 0,
+    cache_write_tokens: written,
   }
 }
 

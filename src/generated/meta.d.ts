@@ -107,7 +107,11 @@ export interface Cost {
    */
   saved_by_hold_usd: number
   /**
-   * The price table key used.
+   * What the price was matched to: the holdfast.yaml prices key, or the price library's provider/model id.
    */
   priced_as: string
+  /**
+   * The table the price came from: holdfast.yaml, or the price library with its version (genai-prices@0.1.8).
+   */
+  price_source?: string
 }

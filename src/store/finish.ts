@@ -57,7 +57,7 @@ export function completeFinish(job: FinishJob): StepMeta {
     ...job.meta,
     response_file: decoded ? file : null,
     usage: facts.usage,
-    cost: estimateCost(job.meta.route.model, facts.usage, job.holdApplied, job.prices),
+    cost: estimateCost(job.meta.route.model, facts.usage, job.holdApplied, job.prices, job.dialect),
     stop_reason: facts.stopReason,
     error: job.meta.error ?? (decodeError ? { code: 'RESPONSE_UNDECODABLE', message: decodeError } : null),
   }

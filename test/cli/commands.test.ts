@@ -152,7 +152,7 @@ describe('holdfast steps', () => {
     expect(rows[1]!.cache_read as number).toBeGreaterThan(0)
 
     const lines = ok(text).trimEnd().split('\n')
-    expect(lines).toHaveLength(3)
+    expect(lines).toHaveLength(4)
     expect(lines[0]!.split(/\s{2,}/)).toEqual([
       'NNN',
       'time',
@@ -171,6 +171,20 @@ describe('holdfast steps', () => {
     ])
     expect(lines[1]).toMatch(new RegExp(`^001 .* ${MODEL} +200 +- .*committed$`))
     expect(lines[2]).toMatch(new RegExp(`^002 .* ${MODEL} +200 +b .*committed$`))
+    // The totals row sums the token columns of the steps above it.
+    const sum = (k: 'input' | 'cache_read' | 'cache_write' | 'output'): number =>
+      rows.reduce((a, r) => a + (r[k] as number), 0)
+    expect(lines[3]!.split(/\s{2,}/).slice(0, 9)).toEqual([
+      'total',
+      '-',
+      '2 steps',
+      '-',
+      '-',
+      String(sum('input')),
+      String(sum('cache_read')),
+      String(sum('cache_write')),
+      String(sum('output')),
+    ])
     expect(ok(empty)).toBe('no steps recorded for default/nobody\n')
     expect(refusal(bad)).toMatch(/agent/)
   })
