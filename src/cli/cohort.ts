@@ -4,9 +4,8 @@
  */
 import type { Command } from 'commander'
 import { cohortOf } from '../attempts/cohort'
-import { assertName } from '../core/naming'
 import { resolveHome } from '../store/home'
-import { Workspace } from '../store/workspace'
+import { existingWorkspace } from './lookup'
 import { CliError, fmtInt, fmtMs, fmtUsd, printJson, table } from './output'
 
 /** Answers side by side, each wrapped to its column. */
@@ -55,7 +54,7 @@ export function registerCohort(program: Command): void {
     .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
     .action(
       async (wsName: string, notchRef: string, o: { full?: boolean; json?: boolean; home?: string }) => {
-        const ws = new Workspace(resolveHome(o.home), assertName('workspace', wsName))
+        const ws = await existingWorkspace(resolveHome(o.home), wsName)
         const { notch, members } = await cohortOf(ws, notchRef).catch((err: Error) => {
           throw new CliError(err.message)
         })
@@ -81,7 +80,19 @@ export function registerCohort(program: Command): void {
         if (members.length === 0) return
         process.stdout.write(
           table(
-            ['child', 'role', 'model', 'stop', 'input', 'cache read', 'output', 'cost', 'latency', 'answer'],
+            [
+              'child',
+              'role',
+              'model',
+              'stop',
+              'input',
+              'cache read',
+              'cache write',
+              'output',
+              'cost',
+              'latency',
+              'answer',
+            ],
             members.map((m) => [
               m.child,
               m.role,
@@ -89,6 +100,7 @@ export function registerCohort(program: Command): void {
               m.meta?.stop_reason ?? m.meta?.outcome ?? 'pending',
               fmtInt(m.meta?.usage?.input_tokens),
               fmtInt(m.meta?.usage?.cache_read_tokens),
+              fmtInt(m.meta?.usage?.cache_write_tokens),
               fmtInt(m.meta?.usage?.output_tokens),
               fmtUsd(m.meta?.cost?.usd),
               fmtMs(m.meta?.total_ms),

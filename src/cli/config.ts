@@ -11,12 +11,18 @@ import { readLineage, removeRole, setRole } from '../store/config-edit'
 import { DEFAULT_LINEAGE, resolveHome } from '../store/home'
 import { renderProviders } from '../store/providers'
 import { Workspace } from '../store/workspace'
+import { workspacesSentence } from './lookup'
 import { CliError, printJson } from './output'
 
 async function workspace(home: string, name: string, create: boolean): Promise<Workspace> {
   const ws = new Workspace(home, assertName('workspace', name))
-  if (create) await ws.ensure()
-  else if (!ws.exists()) throw new CliError(`no workspace "${name}" in ${home}`)
+  if (ws.exists()) return ws
+  if (!create) {
+    throw new CliError(
+      `no workspace "${name}" in ${home} (--create makes it); ${await workspacesSentence(home)}`,
+    )
+  }
+  await ws.ensure()
   return ws
 }
 
@@ -44,15 +50,23 @@ export function registerConfig(program: Command): void {
       positiveInt,
     )
     .option('--lineage <name>', 'config lineage (refs/heads/config/<name>)', DEFAULT_LINEAGE)
+    .option('--create', 'create the workspace when it does not exist')
     .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
     .action(
       async (
         wsName: string,
         role: string,
-        o: { provider: string; model: string; maxOutputTokens?: number; lineage: string; home?: string },
+        o: {
+          provider: string
+          model: string
+          maxOutputTokens?: number
+          lineage: string
+          create?: boolean
+          home?: string
+        },
       ) => {
         const home = resolveHome(o.home)
-        const ws = await workspace(home, wsName, true)
+        const ws = await workspace(home, wsName, o.create === true)
         const rows = loadConfig(home).providers
         const oid = await setRole(
           ws.repo,

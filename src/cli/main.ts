@@ -29,6 +29,13 @@ export const COMMANDS = [
     load: async (): Promise<Register> => (await import('./env')).registerEnv,
   },
   {
+    name: 'agents',
+    term: 'agents [options] <ws>',
+    description:
+      'list the agents of a workspace: splits and their parents, models, totals, what the hold saved',
+    load: async (): Promise<Register> => (await import('./agents')).registerAgents,
+  },
+  {
     name: 'steps',
     term: 'steps [options] <ws> <agent>',
     description: "list an agent's steps: tokens, cache reads/writes, cost, what the hold saved, timings",

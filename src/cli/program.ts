@@ -7,6 +7,7 @@ import { Command } from 'commander'
 import { COMMANDS, programShell } from './main'
 import { registerServe } from './serve'
 import { registerEnv } from './env'
+import { registerAgents } from './agents'
 import { registerSteps } from './steps'
 import { registerWhy } from './why'
 import { registerConfig } from './config'
@@ -25,6 +26,7 @@ type Register = (program: Command) => void
 export const REGISTER: Readonly<Record<(typeof COMMANDS)[number]['name'], Register>> = {
   serve: registerServe,
   env: registerEnv,
+  agents: registerAgents,
   steps: registerSteps,
   why: registerWhy,
   roles: registerRoles,

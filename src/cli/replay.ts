@@ -20,7 +20,7 @@ import { createLogger } from '../proxy/log'
 import { loadConfig } from '../store/config'
 import { resolveHome } from '../store/home'
 import { listSteps, readStepMeta, readStepRequest } from '../store/records'
-import { Workspace } from '../store/workspace'
+import { existingWorkspace } from './lookup'
 import { CliError, printJson, table } from './output'
 
 interface ReplayRow {
@@ -38,8 +38,7 @@ export async function replay(
   agent: string,
   plugin: { definition: AnyPlugin; options: unknown; source: string },
 ): Promise<ReplayRow[]> {
-  const ws = new Workspace(home, assertName('workspace', wsName))
-  if (!ws.exists()) throw new CliError(`no workspace "${wsName}" in ${home}`)
+  const ws = await existingWorkspace(home, wsName)
   assertName('agent', agent)
   const log = createLogger(process.env.HOLDFAST_LOG_LEVEL ?? 'warn')
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-replay-'))

@@ -3,12 +3,11 @@
  * followed config of REF (default `config/default`), headed with what is followed.
  */
 import type { Command } from 'commander'
-import { assertName } from '../core/naming'
 import { loadConfig } from '../store/config'
 import { ConfigReader } from '../store/config-lineage'
 import { resolveRevision } from '../store/git'
 import { resolveHome } from '../store/home'
-import { Workspace } from '../store/workspace'
+import { existingWorkspace, workspacesSentence } from './lookup'
 import { CliError, printJson, table } from './output'
 
 export interface RolesReport {
@@ -25,8 +24,7 @@ export interface RolesReport {
 }
 
 export async function rolesAt(home: string, wsName: string, at: string): Promise<RolesReport> {
-  const ws = new Workspace(home, assertName('workspace', wsName))
-  if (!ws.exists()) throw new CliError(`no workspace "${wsName}" in ${home}`)
+  const ws = await existingWorkspace(home, wsName)
   const rows = loadConfig(home).providers
   const rev = await resolveRevision(ws.repo, at).catch((err: Error) => {
     throw new CliError(`--at ${at}: ${err.message}`)
@@ -62,8 +60,14 @@ export function registerRoles(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (o: { ws?: string; at: string; home?: string; json?: boolean }) => {
       const home = resolveHome(o.home)
-      const report = await rolesAt(home, o.ws ?? loadConfig(home).defaults.workspace, o.at)
+      const wsName = o.ws ?? loadConfig(home).defaults.workspace
+      const report = await rolesAt(home, wsName, o.at)
       if (o.json) return printJson(report)
+      if (o.ws === undefined) {
+        process.stdout.write(
+          `workspace ${wsName} (holdfast.yaml's default; ${await workspacesSentence(home)})\n`,
+        )
+      }
       process.stdout.write(`${report.heading}\n`)
       if (report.roles.length === 0) {
         process.stdout.write('no roles declared\n')

@@ -3,12 +3,12 @@
  * the hold saved, timings, committed or pending), read from git and the journal; no server needed.
  */
 import type { Command } from 'commander'
-import { assertName, formatStep } from '../core/naming'
+import { formatStep } from '../core/naming'
 import { resolveHome } from '../store/home'
 import { listSteps, readStepMeta } from '../store/records'
 import { readServeInfo } from '../store/serve-lock'
-import { Workspace } from '../store/workspace'
-import { CliError, fmtInt, fmtMs, fmtUsd, printJson, table } from './output'
+import { existingAgent, existingWorkspace } from './lookup'
+import { fmtInt, fmtMs, fmtUsd, printJson, table } from './output'
 
 export interface StepRow {
   step: string
@@ -30,9 +30,8 @@ export interface StepRow {
 }
 
 export async function stepRows(home: string, wsName: string, agent: string): Promise<StepRow[]> {
-  const ws = new Workspace(home, assertName('workspace', wsName))
-  if (!ws.exists()) throw new CliError(`no workspace "${wsName}" in ${home}`)
-  assertName('agent', agent)
+  const ws = await existingWorkspace(home, wsName)
+  await existingAgent(ws, agent)
   const rows: StepRow[] = []
   // An unfinished step is in flight only while a server runs; otherwise it was cut off, and the
   // next start records it as interrupted.

@@ -5,13 +5,14 @@
  */
 import type { Command } from 'commander'
 import type { JsonObject } from '../core/json'
-import { assertName, formatStep, parseStep } from '../core/naming'
+import { formatStep, parseStep } from '../core/naming'
 import { prefixMoves, type PrefixMoves } from '../core/why'
 import { dialectByName } from '../dialects'
 import type { StepMeta } from '../generated/meta'
 import { resolveHome } from '../store/home'
 import { readStepMeta, readStepRequest } from '../store/records'
 import { Workspace } from '../store/workspace'
+import { existingAgent, existingWorkspace } from './lookup'
 import { CliError, printJson } from './output'
 
 export interface WhyReport {
@@ -33,8 +34,8 @@ async function readRequest(ws: Workspace, agent: string, n: number): Promise<Jso
 }
 
 export async function why(home: string, wsName: string, agent: string, stepName: string): Promise<WhyReport> {
-  const ws = new Workspace(home, assertName('workspace', wsName))
-  assertName('agent', agent)
+  const ws = await existingWorkspace(home, wsName)
+  await existingAgent(ws, agent)
   const n = parseStep(stepName) ?? parseStep(stepName.padStart(3, '0'))
   if (n === undefined) throw new CliError(`"${stepName}" is not a step number (001, 002, …)`)
   const meta = await readStepMeta(ws, agent, n)

@@ -185,7 +185,7 @@ describe('holdfast steps', () => {
       String(sum('cache_write')),
       String(sum('output')),
     ])
-    expect(ok(empty)).toBe('no steps recorded for default/nobody\n')
+    expect(refusal(empty)).toMatch(/^holdfast: no agent "nobody" in workspace "default"; its agents: .*\bcli\b/)
     expect(refusal(bad)).toMatch(/agent/)
   })
 })

@@ -26,6 +26,7 @@ describe('editing roles from the command line', () => {
       'claude-haiku-4-5',
       '--max-output-tokens',
       '900',
+      '--create',
       '--home',
       home,
     ])
