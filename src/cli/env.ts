@@ -11,25 +11,32 @@ import { CliError } from './output'
 
 const shellQuote = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)
 
+/** The variables an agent's shell needs to reach holdfast at `url` (and the given address). */
+export function envVars(
+  url: string,
+  ws: string | undefined,
+  agent: string | undefined,
+  token: string | undefined,
+): Record<string, string> {
+  let base = url
+  if (ws !== undefined || agent !== undefined) {
+    base += `/w/${encodeURIComponent(ws ?? 'default')}/a/${encodeURIComponent(agent ?? 'main')}`
+  }
+  const vars: Record<string, string> = { ANTHROPIC_BASE_URL: base, OPENAI_BASE_URL: `${base}/v1` }
+  if (token) vars.ANTHROPIC_CUSTOM_HEADERS = `x-holdfast-token: ${token}`
+  // Claude Code sends its x-claude-code-* hint headers to a custom base URL only with this set;
+  // the claude-code plugin reads them (docs: plugins/README.md).
+  vars.CLAUDE_CODE_GATEWAY_HINT_HEADERS = '1'
+  return vars
+}
+
 export function envLines(
   url: string,
   ws: string | undefined,
   agent: string | undefined,
   token: string | undefined,
 ): string[] {
-  let base = url
-  if (ws !== undefined || agent !== undefined) {
-    base += `/w/${encodeURIComponent(ws ?? 'default')}/a/${encodeURIComponent(agent ?? 'main')}`
-  }
-  const lines = [
-    `export ANTHROPIC_BASE_URL=${shellQuote(base)}`,
-    `export OPENAI_BASE_URL=${shellQuote(`${base}/v1`)}`,
-  ]
-  if (token) lines.push(`export ANTHROPIC_CUSTOM_HEADERS=${shellQuote(`x-holdfast-token: ${token}`)}`)
-  // Claude Code sends its x-claude-code-* hint headers to a custom base URL only with this set;
-  // the claude-code plugin reads them (docs: plugins/README.md).
-  lines.push('export CLAUDE_CODE_GATEWAY_HINT_HEADERS=1')
-  return lines
+  return Object.entries(envVars(url, ws, agent, token)).map(([k, v]) => `export ${k}=${shellQuote(v)}`)
 }
 
 export function registerEnv(program: Command): void {

@@ -29,6 +29,12 @@ export const COMMANDS = [
     load: async (): Promise<Register> => (await import('./env')).registerEnv,
   },
   {
+    name: 'run',
+    term: 'run [options] <command...>',
+    description: 'run a command (an agent) through holdfast, starting serve for it when none runs',
+    load: async (): Promise<Register> => (await import('./run-with')).registerRun,
+  },
+  {
     name: 'agents',
     term: 'agents [options] <ws>',
     description:
@@ -126,6 +132,7 @@ export function programShell(): Command {
     )
     .version(packageVersion())
     .showHelpAfterError('(run with --help for usage)')
+    .enablePositionalOptions() // `holdfast run -- <command --its-options>` passes them through
     .exitOverride()
 }
 

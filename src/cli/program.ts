@@ -8,6 +8,7 @@ import { COMMANDS, programShell } from './main'
 import { registerServe } from './serve'
 import { registerEnv } from './env'
 import { registerAgents } from './agents'
+import { registerRun } from './run-with'
 import { registerSteps } from './steps'
 import { registerWhy } from './why'
 import { registerConfig } from './config'
@@ -26,6 +27,7 @@ type Register = (program: Command) => void
 export const REGISTER: Readonly<Record<(typeof COMMANDS)[number]['name'], Register>> = {
   serve: registerServe,
   env: registerEnv,
+  run: registerRun,
   agents: registerAgents,
   steps: registerSteps,
   why: registerWhy,
