@@ -33,6 +33,20 @@ async function readRequest(ws: Workspace, agent: string, n: number): Promise<Jso
   }
 }
 
+const SESSION_HEADER = 'x-claude-code-session-id'
+
+/**
+ * Why the previous step looks like another conversation's, if it does: another session id (Claude
+ * Code sends one on every request), or both the system prompt and the first message differ.
+ */
+export function otherConversation(prev: StepMeta, cur: StepMeta, moves: PrefixMoves): string | undefined {
+  const a = prev.request_headers?.[SESSION_HEADER]
+  const b = cur.request_headers?.[SESSION_HEADER]
+  if (a !== undefined && b !== undefined && a !== b) return `session ${a}; this step: session ${b}`
+  if (moves.system && moves.head) return 'another system prompt and another first message'
+  return undefined
+}
+
 export async function why(home: string, wsName: string, agent: string, stepName: string): Promise<WhyReport> {
   const ws = await existingWorkspace(home, wsName)
   await existingAgent(ws, agent)
@@ -67,6 +81,8 @@ export async function why(home: string, wsName: string, agent: string, stepName:
         : `nothing ahead of the transcript moved since ${formatStep(n - 1)}`,
     )
     if (moves.firstDifference) summary.push(`first difference in cache order: ${moves.firstDifference}`)
+    const other = otherConversation(prevMeta, meta, moves)
+    if (other) summary.push(`step ${formatStep(n - 1)} came from another conversation (${other})`)
   }
   const h = meta.hold
   summary.push(

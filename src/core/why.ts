@@ -1,7 +1,8 @@
 /**
  * Why a step's cached prefix moved: compare two recorded requests in cache order (tools, system,
- * messages) and name what moved and the first path where they differ, `cache_control` ignored.
- * Pure. An absent previous step (a first step) moves nothing: the prefix is new.
+ * messages) and name what moved and the first path where they differ, with the hold's own
+ * equivalences (`cache_control` ignored, a string content equal to one text block). Pure. An
+ * absent previous step (a first step) moves nothing: the prefix is new.
  */
 import type { Dialect } from '../dialects/types'
 import { isObject, type Json, type JsonObject, sameIgnoringCacheControl, withoutCacheControl } from './json'
@@ -42,6 +43,12 @@ export function firstDifference(a: Json | undefined, b: Json | undefined, at: st
   return a === b ? null : at
 }
 
+/** A message with a string content as the one text block it stands for (the provider caches them alike). */
+function asBlocks(m: Json): Json {
+  if (!isObject(m) || typeof m.content !== 'string') return m
+  return { ...m, content: [{ type: 'text', text: m.content }] }
+}
+
 /** The messages that follow the system part, as the cache sees them. */
 function transcript(dialect: Dialect, body: JsonObject): Json[] {
   const messages = Array.isArray(body.messages) ? body.messages : []
@@ -73,8 +80,8 @@ export function prefixMoves(
   )
   const strip = (v: Json | undefined): Json | undefined =>
     v === undefined ? undefined : withoutCacheControl(v)
-  const prevMessages = transcript(dialect, prev)
-  const curMessages = transcript(dialect, cur).slice(0, prevMessages.length)
+  const prevMessages = transcript(dialect, prev).map(asBlocks)
+  const curMessages = transcript(dialect, cur).slice(0, prevMessages.length).map(asBlocks)
   const headPrefix = c.head?.slice(0, p.head?.length ?? 0)
   const firstDiff =
     firstDifference(strip(p.model), strip(c.model), 'model') ??

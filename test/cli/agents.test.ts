@@ -148,3 +148,39 @@ describe('what a command names', () => {
     )
   })
 })
+
+describe('holdfast why across conversations', () => {
+  it('says when the previous step of the agent came from another Claude Code session', async () => {
+    // Without the claude-code plugin, which would have split the second session off.
+    const q = await startProxy({ fake: p.fake, config: { plugins: [] } })
+    const send = async (session: string, content: string): Promise<void> => {
+      const res = await fetch(`${q.url}/w/default/a/mixed/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+          'x-claude-code-session-id': session,
+        },
+        body: JSON.stringify({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 8,
+          messages: [{ role: 'user', content }],
+        }),
+      })
+      expect(res.status).toBe(200)
+      await res.arrayBuffer()
+    }
+    try {
+      await send('sess-a', 'first conversation')
+      await send('sess-b', 'second conversation')
+      await q.settled()
+      const r = await cliInProcess(['why', 'default', 'mixed', '002', '--home', q.home])
+      expect(r.code).toBe(0)
+      expect(r.stdout).toContain(
+        'step 001 came from another conversation (session sess-a; this step: session sess-b)',
+      )
+    } finally {
+      await q.close()
+    }
+  })
+})
