@@ -38,7 +38,7 @@ export const nothingLoadedFrom = (client: string, ws: string, agent: string): st
 
 /** What `load` adds after its list of names: who can actually run the tools. */
 export const WHO_CAN_CALL =
-  'A harness that routes tool calls through POST /_holdfast/tools/call can run them; an unmodified harness (Claude Code, a plain SDK script) sees them but answers its own "unknown tool" error if the model calls one.'
+  'A harness connected to this agent’s MCP endpoint (/w/<ws>/a/<agent>/mcp) or routing calls through POST /_holdfast/tools/call can run them; a harness that does neither sees them but answers its own "unknown tool" error if the model calls one.'
 
 export const loadRefused = (ws: string, agent: string, why: string): string =>
   `load into ${ws}/${agent} refused, nothing was written: ${why}`

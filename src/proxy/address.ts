@@ -14,6 +14,8 @@ export type Endpoint =
   | { kind: 'count_tokens'; dialect: 'anthropic' }
   | { kind: 'pass'; dialect: DialectName }
   | { kind: 'admin' }
+  /** holdfast's MCP endpoint for the addressed agent (guarded like admin). */
+  | { kind: 'mcp' }
   | { kind: 'unknown' }
 
 export interface Addressed {
@@ -42,6 +44,7 @@ function decodeSegment(s: string): string {
 export function classify(method: string, path: string, headers: IncomingHttpHeaders): Endpoint {
   const pathname = path.split('?')[0] ?? ''
   if (pathname.startsWith('/_holdfast/')) return { kind: 'admin' }
+  if (pathname === '/mcp') return { kind: 'mcp' }
   if (method === 'POST' && pathname === '/v1/messages') return { kind: 'step', dialect: 'anthropic' }
   if (method === 'POST' && pathname === '/v1/chat/completions') return { kind: 'step', dialect: 'openai' }
   if (method === 'POST' && pathname === '/v1/messages/count_tokens')
@@ -121,7 +124,7 @@ export function guard(g: Guard, endpoint: Endpoint, method: string, headers: Inc
       throw new HoldfastError('TOKEN_REQUIRED', 'this holdfast requires the x-holdfast-token header')
     }
   }
-  if (endpoint.kind === 'admin') {
+  if (endpoint.kind === 'admin' || endpoint.kind === 'mcp') {
     if (header(headers, 'origin') !== undefined) {
       throw new HoldfastError('ADMIN_REFUSED', 'admin requests with an Origin header are refused')
     }

@@ -3,6 +3,8 @@
  * has touched, and the requests in flight (so shutdown can finish them). Invariant: one
  * Workspace and one AgentState per name, created on first use.
  */
+import fs from 'node:fs'
+import path from 'node:path'
 import { CACHE_TTL_MS, LONG_CACHE_TTL_MS } from '../core/hold'
 import type { HoldfastConfig } from '../store/config'
 import { type Committer, WorkerCommitter } from '../store/committer'
@@ -11,8 +13,14 @@ import { ConfigReader } from '../store/config-lineage'
 import { ToolHosts } from '../tools/hosts'
 import { PluginHost } from '../plugins/host'
 import { AgentState } from './agents'
+import { McpEndpoint } from './mcp'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
+
+/** holdfast's version (package.json sits two levels up from both src/proxy and dist/proxy). */
+const PACKAGE_VERSION = (
+  JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
+).version
 
 export class ServerContext {
   readonly workspaces = new Map<string, Workspace>()
@@ -25,6 +33,8 @@ export class ServerContext {
   gcEvery: number
   /** The tool hosts (MCP clients), connected lazily; closed at shutdown. */
   readonly tools: ToolHosts
+  /** holdfast's MCP endpoint: the agents' `clients` tool and loaded sets, and their sessions. */
+  readonly mcp: McpEndpoint
   /** The plugins in run order (DESIGN §10); set by serve before it listens, closed at shutdown. */
   plugins: PluginHost = PluginHost.none()
 
@@ -40,6 +50,7 @@ export class ServerContext {
     this.bodyLimit = config.limits?.body_bytes ?? 32 * 1024 * 1024
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200
     this.tools = new ToolHosts(home, () => this.config, log)
+    this.mcp = new McpEndpoint(this.tools, PACKAGE_VERSION)
   }
 
   private readonly readers = new Map<string, ConfigReader>()

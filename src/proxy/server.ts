@@ -149,7 +149,7 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
     } catch (err) {
       const kind = /\/v1\/chat\/completions/.test(url) ? openai : /\/v1\//.test(url) ? anthropic : undefined
       res.setHeader('connection', 'close')
-      sendError(res, url.includes('/_holdfast/') ? undefined : kind, err)
+      sendError(res, url.includes('/_holdfast/') || /\/mcp(\?|$)/.test(url) ? undefined : kind, err)
       return
     }
     switch (a.endpoint.kind) {
@@ -162,6 +162,10 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
         return
       case 'admin':
         void ctx.track(handleAdmin(ctx, a, req, res))
+        return
+      case 'mcp':
+        // Not tracked: a session's event stream stays open until the client or shutdown ends it.
+        ctx.mcp.handle(req, res, a.workspace, a.agent).catch((err: unknown) => sendError(res, undefined, err))
         return
       default:
         sendError(res, undefined, new HoldfastError('NOT_FOUND', `no such endpoint: ${method} ${a.path}`))

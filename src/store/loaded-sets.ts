@@ -3,7 +3,10 @@
  * Invariant: reading never fails (absent, unreadable, malformed or an unusable address reads as
  * the empty set) and a write replaces the file atomically with a set that reads back as written.
  * Reads run on every proxied request, so a decoded set is cached until the file's stat changes.
+ * Every write in this process is announced on `loadedSetChanges` (the MCP endpoint tells the
+ * agent's open sessions).
  */
+import { EventEmitter } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -20,6 +23,16 @@ export function loadedSetPath(home: string, workspace: string, agent: string): s
   if (!isComponent(workspace) || !isComponent(agent)) return undefined
   return join(home, 'loaded', workspace, `${agent}.json`)
 }
+
+/** A loaded set this process wrote: `{home, workspace, agent}`. */
+export interface LoadedSetChange {
+  home: string
+  workspace: string
+  agent: string
+}
+
+/** Emits `changed` with a LoadedSetChange after each write of a loaded set. */
+export const loadedSetChanges = new EventEmitter<{ changed: [LoadedSetChange] }>()
 
 interface Cached {
   /** The file's stamp when it was read (store/stamp). */
@@ -97,13 +110,18 @@ function serialized<T>(file: string, job: () => Promise<T>): Promise<T> {
 }
 
 /** Sorted by presented name, checked to read back as written, then replaced atomically. */
-async function store(file: string, entries: readonly LoadedEntry[]): Promise<LoadedEntry[]> {
+async function store(
+  at: LoadedSetChange,
+  file: string,
+  entries: readonly LoadedEntry[],
+): Promise<LoadedEntry[]> {
   const sorted = unionLoaded([], entries)
   const encoded: Json = encodeLoadedSet(entries)
   const check = decodeLoadedSet(encoded)
   if (!check.ok) throw new Error(`refusing to write the loaded set ${file}: ${check.error}`)
   await writeFileAtomic(file, `${JSON.stringify(encodeLoadedSet(sorted), null, 2)}\n`)
   cache.delete(file)
+  loadedSetChanges.emit('changed', at)
   return sorted
 }
 
@@ -118,7 +136,9 @@ export async function addToLoadedSet(
   entries: readonly LoadedEntry[],
 ): Promise<LoadedEntry[]> {
   const file = usablePath(home, workspace, agent)
-  return serialized(file, () => store(file, unionLoaded(readLoadedSet(home, workspace, agent), entries)))
+  return serialized(file, () =>
+    store({ home, workspace, agent }, file, unionLoaded(readLoadedSet(home, workspace, agent), entries)),
+  )
 }
 
 /** Replace this agent's set with `entries` (what an unload leaves; may be empty). Rejects, writing nothing, for an unusable address. */
@@ -129,7 +149,7 @@ export async function writeLoadedSet(
   entries: readonly LoadedEntry[],
 ): Promise<void> {
   const file = usablePath(home, workspace, agent)
-  await serialized(file, () => store(file, entries))
+  await serialized(file, () => store({ home, workspace, agent }, file, entries))
 }
 
 /**
@@ -145,6 +165,6 @@ export async function updateLoadedSet(
   const file = usablePath(home, workspace, agent)
   return serialized(file, async () => {
     const next = plan(readLoadedSet(home, workspace, agent))
-    return next.ok ? { ok: true, value: await store(file, next.value) } : next
+    return next.ok ? { ok: true, value: await store({ home, workspace, agent }, file, next.value) } : next
   })
 }

@@ -12,7 +12,7 @@ import { refusal, type ToolHosts, type ToolResult } from './hosts'
 
 export const CLIENTS_TOOL_NAME = 'clients'
 
-const CLIENTS_TOOL_DESCRIPTION =
+export const CLIENTS_TOOL_DESCRIPTION =
   'List the tool hosts (clients) of this workspace, read one, and load or unload its tools for this conversation. ' +
   'op "list": every client registered here; op "get" {client}: its tools and the names they load as; ' +
   'op "load" {client, tools}: make those tools callable from the next turn on (all or nothing); ' +
