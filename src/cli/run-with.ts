@@ -83,6 +83,26 @@ async function runAttached(argv: string[], env: Record<string, string>): Promise
   }
 }
 
+/**
+ * The argv to run: Claude Code (`claude`) also gets `--mcp-config` naming the agent's MCP endpoint,
+ * so the agent sees its `clients` tool and loaded set (docs/tools.md); anything else runs as given.
+ */
+export function composeArgv(
+  argv: readonly string[],
+  base: string,
+  token: string | undefined,
+  mcp: boolean,
+): string[] {
+  const [cmd, ...rest] = argv
+  if (cmd === undefined || !mcp || path.basename(cmd) !== 'claude') return [...argv]
+  const server = {
+    type: 'http',
+    url: `${base}/mcp`,
+    ...(token ? { headers: { 'x-holdfast-token': token } } : {}),
+  }
+  return [cmd, '--mcp-config', JSON.stringify({ mcpServers: { holdfast: server } }), ...rest]
+}
+
 export function registerRun(program: Command): void {
   program
     .command('run')
@@ -91,37 +111,45 @@ export function registerRun(program: Command): void {
     .option('--ws <workspace>', 'address this workspace (path prefix /w/<ws>/a/<agent>)')
     .option('--agent <agent>', 'address this agent')
     .option('--port <n>', 'port for a serve this command starts (default from holdfast.yaml)')
+    .option('--no-mcp', "do not connect Claude Code to the agent's MCP endpoint")
     .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
     .passThroughOptions()
-    .action(async (argv: string[], o: { ws?: string; agent?: string; port?: string; home?: string }) => {
-      const home = resolveHome(o.home)
-      const ws = o.ws === undefined ? undefined : assertName('workspace', o.ws)
-      const agent = o.agent === undefined ? undefined : assertName('agent', o.agent)
-      const { configuredToken, loadConfig } = await import('../store/config')
-      const config = loadConfig(home)
-      const running = readServeInfo(home)
-      let started: ChildProcess | undefined
-      let url = running?.url
-      if (!url) {
-        const s = await startServe(home, o.port)
-        started = s.child
-        url = s.url
-        process.stderr.write(
-          `holdfast: started serve on ${url} for this command (log: ${path.join(home, 'serve.log')})\n`,
-        )
-      }
-      let code: number
-      try {
-        const vars = envVars(
-          url,
-          ws ?? (agent !== undefined ? config.defaults.workspace : undefined),
-          agent ?? (ws !== undefined ? config.defaults.agent : undefined),
-          configuredToken(config),
-        )
-        code = await runAttached(argv, vars)
-      } finally {
-        if (started) await stopServe(started)
-      }
-      process.exitCode = code
-    })
+    .action(
+      async (
+        argv: string[],
+        o: { ws?: string; agent?: string; port?: string; home?: string; mcp: boolean },
+      ) => {
+        const home = resolveHome(o.home)
+        const ws = o.ws === undefined ? undefined : assertName('workspace', o.ws)
+        const agent = o.agent === undefined ? undefined : assertName('agent', o.agent)
+        const { configuredToken, loadConfig } = await import('../store/config')
+        const config = loadConfig(home)
+        const running = readServeInfo(home)
+        let started: ChildProcess | undefined
+        let url = running?.url
+        if (!url) {
+          const s = await startServe(home, o.port)
+          started = s.child
+          url = s.url
+          process.stderr.write(
+            `holdfast: started serve on ${url} for this command (log: ${path.join(home, 'serve.log')})\n`,
+          )
+        }
+        let code: number
+        try {
+          const vars = envVars(
+            url,
+            ws ?? (agent !== undefined ? config.defaults.workspace : undefined),
+            agent ?? (ws !== undefined ? config.defaults.agent : undefined),
+            configuredToken(config),
+          )
+          // `<base>/mcp` is the endpoint of the agent the exports address (the defaults' without a prefix).
+          const base = vars.ANTHROPIC_BASE_URL as string
+          code = await runAttached(composeArgv(argv, base, configuredToken(config), o.mcp), vars)
+        } finally {
+          if (started) await stopServe(started)
+        }
+        process.exitCode = code
+      },
+    )
 }

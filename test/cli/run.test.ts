@@ -9,6 +9,7 @@ import path from 'node:path'
 import { configFor, startProxy, tempHome, writeConfig, type Proxy } from '../support/harness'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import { cliAsync, gitAsync } from '../support/repo-checks'
+import { composeArgv } from '../../src/cli/run-with'
 
 /** A command (node) that prints its base URL and hint setting, sends one step, and exits 3. */
 const AGENT = `
@@ -78,5 +79,27 @@ describe('holdfast run', () => {
     } finally {
       fs.rmSync(home, { recursive: true, force: true })
     }
+  })
+})
+
+describe('composeArgv', () => {
+  it('connects Claude Code to the MCP endpoint of its address, and runs anything else as given', () => {
+    const base = 'http://127.0.0.1:8787/w/proj/a/main'
+    expect(composeArgv(['claude', '-p', 'hi'], base, undefined, true)).toEqual([
+      'claude',
+      '--mcp-config',
+      JSON.stringify({ mcpServers: { holdfast: { type: 'http', url: `${base}/mcp` } } }),
+      '-p',
+      'hi',
+    ])
+    expect(composeArgv(['/usr/local/bin/claude'], base, 'tok', true)[2]).toBe(
+      JSON.stringify({
+        mcpServers: {
+          holdfast: { type: 'http', url: `${base}/mcp`, headers: { 'x-holdfast-token': 'tok' } },
+        },
+      }),
+    )
+    expect(composeArgv(['claude', '-p', 'hi'], base, undefined, false)).toEqual(['claude', '-p', 'hi'])
+    expect(composeArgv(['codex', 'exec', 'hi'], base, undefined, true)).toEqual(['codex', 'exec', 'hi'])
   })
 })
