@@ -10,7 +10,10 @@ import { prefixMoves, type PrefixMoves } from '../core/why'
 import { dialectByName } from '../dialects'
 import type { StepMeta } from '../generated/meta'
 import { resolveHome } from '../store/home'
-import { readStepMeta, readStepRequest } from '../store/records'
+import { readStepFile, readStepMeta, readStepRequest } from '../store/records'
+import { REQUEST_FILE } from '../store/journal'
+import { RecordFault } from '../core/hold'
+import { recordParser } from '../core/record'
 import { Workspace } from '../store/workspace'
 import { existingAgent, existingWorkspace } from './lookup'
 import { CliError, printJson } from './output'
@@ -57,10 +60,22 @@ export async function why(home: string, wsName: string, agent: string, stepName:
   if (!meta || !cur) throw new CliError(`no step ${formatStep(n)} recorded for ${wsName}/${agent}`)
   const dialect = dialectByName(meta.dialect)
   const prevMeta = n > 1 ? await readStepMeta(ws, agent, n - 1) : undefined
-  const prev = n > 1 ? await readRequest(ws, agent, n - 1) : undefined
+  // The previous record read back as the hold reads it: a faulty one is said, not compared.
+  let prev: JsonObject | undefined
+  let prevFault: string | undefined
+  if (n > 1) {
+    const bytes = await readStepFile(ws, agent, n - 1, REQUEST_FILE)
+    try {
+      prev = bytes && recordParser(dialect)(bytes, `step ${formatStep(n - 1)}'s request.json`)
+    } catch (err) {
+      if (!(err instanceof RecordFault)) throw err
+      prevFault = err.message
+    }
+  }
   const summary: string[] = []
   let moves: PrefixMoves | null = null
-  if (!prev || !prevMeta) {
+  if (prevFault) summary.push(`${prevFault}: nothing to compare`)
+  else if (!prev || !prevMeta) {
     summary.push(
       n === 1
         ? 'first step: the whole prefix is new'

@@ -9,7 +9,13 @@ export const ERROR_CODES = {
   BAD_JSON: {
     status: 400,
     type: 'invalid_request_error',
-    meaning: 'The request body is not valid JSON, or repeats a top-level key.',
+    meaning: 'The request body is not valid JSON, is nested deeper than 512 levels, or repeats a top-level key.',
+  },
+  BAD_FIELD: {
+    status: 400,
+    type: 'invalid_request_error',
+    meaning:
+      'A field of the request body that holdfast reads has the wrong type (the message names it, e.g. tools[2].name); nothing was written.',
   },
   BAD_NAME: {
     status: 400,
@@ -73,11 +79,6 @@ export const ERROR_CODES = {
     type: 'invalid_request_error',
     meaning:
       'A load or unload was refused whole (a tool not advertised or not loaded, a name not callable, a client not declared or not registered in the workspace); nothing was written.',
-  },
-  RECORD_FAULT: {
-    status: 500,
-    type: 'api_error',
-    meaning: "The previous step's record cannot be read back as a request; nothing was sent.",
   },
   RECORD_WRITE_FAILED: {
     status: 500,

@@ -6,7 +6,6 @@
  * No previous record (a first step) → the composition, as is.
  */
 import type { Dialect } from '../dialects/types'
-import { HoldfastError } from './errors'
 import type { Json, JsonObject } from './json'
 import { isObject, sameIgnoringCacheControl, withoutCacheControl } from './json'
 import type { ScannedTop } from './splice'
@@ -65,6 +64,7 @@ export type HoldReason =
   | 'ttl-expired'
   | 'breakpoint-limit'
   | 'previous-refused'
+  | 'record-fault'
 
 export interface HoldVerdict {
   applied: boolean
@@ -80,13 +80,18 @@ export interface HoldResult {
   verdict: HoldVerdict
 }
 
-/** A fault of the record: the previous request.json cannot be read back as a request. */
-export class RecordFault extends HoldfastError {
+/**
+ * A fault of the record: the previous request.json cannot be read back as a request. It never
+ * blocks the agent: the step is sent as composed, with the hold verdict `record-fault`.
+ */
+export class RecordFault extends Error {
   readonly path: string
+  readonly problem: string
   constructor(path: string, problem: string) {
-    super('RECORD_FAULT', `the record ${path} cannot be read back as a request: ${problem}`)
+    super(`the record ${path} cannot be read back as a request: ${problem}`)
     this.name = 'RecordFault'
     this.path = path
+    this.problem = problem
   }
 }
 
@@ -124,7 +129,7 @@ export function hold(
   if (recorded !== undefined && !Array.isArray(recorded)) {
     // A refused array is never sent again, so it need not read back.
     if (refused) return whole('previous-refused')
-    throw new RecordFault(previous.path, 'its "tools" is not an array')
+    return whole('record-fault', 'its "tools" is not an array')
   }
   const prevTools = recorded ?? []
   // A composition whose own `tools` is malformed goes out as it is, for the provider to refuse.
@@ -151,11 +156,11 @@ export function hold(
     return whole('breakpoint-limit', `${marks} breakpoints`)
 
   const bad = prevTools.findIndex((t) => !isObject(t))
-  if (bad !== -1) throw new RecordFault(previous.path, `its tools[${bad}] is not a JSON object`)
+  if (bad !== -1) return whole('record-fault', `its tools[${bad}] is not a JSON object`)
   const top = previous.top ?? scanTopLevel(previous.bytes)
-  if (!top.ok) throw new RecordFault(previous.path, top.error)
+  if (!top.ok) return whole('record-fault', top.error)
   const span = top.keys.get('tools')
-  if (span === undefined) throw new RecordFault(previous.path, 'its "tools" key is not at the top level')
+  if (span === undefined) return whole('record-fault', 'its "tools" key is not at the top level')
   const into = composed.top ?? scanTopLevel(composed.bytes)
   if (!into.ok) throw new Error(`the composed request does not scan: ${into.error}`)
   const body = applyEdits(composed.bytes, into, [

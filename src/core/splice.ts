@@ -53,6 +53,37 @@ function skipString(b: Buffer, i: number): number {
   return -1
 }
 
+/** The deepest nesting of objects and arrays a request may have (docs/records.md): deeper is refused. */
+export const MAX_NESTING = 512
+
+/**
+ * The deepest nesting of objects and arrays in a JSON text (0 for a scalar), found in one pass
+ * over the bytes without recursion, stopping as soon as it passes `limit`; strings are skipped.
+ * Meant for text not parsed yet: brackets inside an unterminated string are not counted.
+ */
+export function nestingDepth(b: Buffer, limit = Infinity): number {
+  let depth = 0
+  let max = 0
+  const n = b.length
+  let i = 0
+  while (i < n) {
+    const c = b[i]
+    if (c === QUOTE) {
+      i = skipString(b, i)
+      if (i === -1) return max
+      continue
+    }
+    if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) {
+        max = depth
+        if (max > limit) return max
+      }
+    } else if (c === 0x7d || c === 0x5d) depth--
+    i++
+  }
+  return max
+}
+
 /** Offset just past the value starting at `i`; -1 on anything that is not a well-formed nesting. */
 function skipValue(b: Buffer, i: number): number {
   const first = b[i]

@@ -8,7 +8,21 @@ import type { Json, JsonObject } from '../core/json'
 import { isObject } from '../core/json'
 import type { LoadedEntry } from '../core/loaded-set'
 import { presentedName } from '../core/loaded-set'
-import { arrayOf, namesCalled } from './shared'
+import {
+  arrayOf,
+  arrayOfChecked,
+  bool,
+  type Check,
+  either,
+  fields,
+  firstProblem,
+  isArray,
+  isString,
+  namesCalled,
+  num,
+  obj,
+  str,
+} from './shared'
 import type { Dialect, Facets } from './types'
 
 /** A string content as the one text block it stands for; arrays as they are; anything else as given. */
@@ -58,6 +72,10 @@ export const anthropic: Dialect = {
     }
   },
 
+  checkShape(body) {
+    return firstProblem(body, ANTHROPIC_SHAPE)
+  },
+
   toolName(tool) {
     return isObject(tool) && typeof tool.name === 'string' ? tool.name : undefined
   },
@@ -82,4 +100,30 @@ export const anthropic: Dialect = {
   errorBody(type, message) {
     return Buffer.from(JSON.stringify({ type: 'error', error: { type, message } }))
   },
+}
+
+/** A content block as the proxy reads it: its type, text, tool name, marker. */
+const block = fields({ type: str, text: str, name: str, cache_control: obj })
+const content = either(
+  'a string or an array of content blocks',
+  [isString, str],
+  [isArray, arrayOfChecked(block, 'content blocks')],
+)
+
+/** The fields of a Messages request that compose, the hold, the record and usage read. */
+export const ANTHROPIC_SHAPE: Readonly<Record<string, Check>> = {
+  model: str,
+  messages: arrayOfChecked(fields({ role: str, content }), 'message objects'),
+  system: either(
+    'a string or an array of text blocks',
+    [isString, str],
+    [isArray, arrayOfChecked(block, 'text blocks')],
+  ),
+  tools: arrayOfChecked(fields({ name: str, cache_control: obj }, ['name']), 'tool objects with a name'),
+  tool_choice: obj,
+  thinking: obj,
+  stream: bool,
+  max_tokens: num,
+  metadata: obj,
+  cache_control: obj,
 }

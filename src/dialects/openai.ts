@@ -10,7 +10,24 @@ import { isObject } from '../core/json'
 import type { LoadedEntry } from '../core/loaded-set'
 import { presentedName } from '../core/loaded-set'
 import { headOf } from './anthropic'
-import { arrayOf, namesCalled } from './shared'
+import {
+  anything,
+  arrayOf,
+  arrayOfChecked,
+  bool,
+  type Check,
+  either,
+  fields,
+  firstProblem,
+  isArray,
+  isNull,
+  isObj,
+  isString,
+  namesCalled,
+  num,
+  obj,
+  str,
+} from './shared'
 import type { Dialect, Facets } from './types'
 
 function isSystemMessage(m: Json | undefined): boolean {
@@ -45,6 +62,10 @@ export const openai: Dialect = {
     }
   },
 
+  checkShape(body) {
+    return firstProblem(body, OPENAI_SHAPE)
+  },
+
   /** `function.name` (function tools), `custom.name` (custom tools), else a bare `name`. */
   toolName(tool) {
     if (!isObject(tool)) return undefined
@@ -69,4 +90,37 @@ export const openai: Dialect = {
   errorBody(type, message) {
     return Buffer.from(JSON.stringify({ error: { message, type, param: null, code: null } }))
   },
+}
+
+const named = fields({ name: str })
+/** A tool element: a function or custom tool naming itself (or a bare `name`). */
+const tool: Check = (v, at) => {
+  const bad = fields({ type: str, function: named, custom: named, name: str })(v, at)
+  if (bad) return bad
+  return openai.toolName(v) === undefined ? `${at} must name its tool (function.name)` : undefined
+}
+const part = fields({ type: str, text: str })
+const content = either(
+  'a string, an array of content parts, or null',
+  [isString, str],
+  [isArray, arrayOfChecked(part, 'content parts')],
+  [isNull, anything],
+)
+const toolCall = fields({ type: str, function: named, custom: named })
+
+/** The fields of a Chat Completions request that compose, the hold, the record and usage read. */
+export const OPENAI_SHAPE: Readonly<Record<string, Check>> = {
+  model: str,
+  messages: arrayOfChecked(
+    fields({ role: str, content, tool_calls: arrayOfChecked(toolCall, 'tool calls'), name: str }),
+    'message objects',
+  ),
+  tools: arrayOfChecked(tool, 'tool objects'),
+  tool_choice: either('a string or an object', [isString, str], [isObj, obj]),
+  parallel_tool_calls: bool,
+  stream: bool,
+  stream_options: obj,
+  prompt_cache_key: str,
+  max_tokens: num,
+  max_completion_tokens: num,
 }

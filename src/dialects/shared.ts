@@ -22,3 +22,63 @@ export function namesCalled(
   }
   return [...names]
 }
+
+/**
+ * A type check of one value the proxy reads: undefined when it fits, else one sentence naming
+ * the field by its path (`tools[2].name must be a string`). Checks never recurse into what they
+ * do not read, and what they read is bounded by the request's nesting limit.
+ */
+export type Check = (v: Json, at: string) => string | undefined
+
+export const str: Check = (v, at) => (typeof v === 'string' ? undefined : `${at} must be a string`)
+export const bool: Check = (v, at) => (typeof v === 'boolean' ? undefined : `${at} must be true or false`)
+export const num: Check = (v, at) =>
+  typeof v === 'number' && Number.isFinite(v) ? undefined : `${at} must be a number`
+export const obj: Check = (v, at) => (isObject(v) ? undefined : `${at} must be an object`)
+
+/** An object whose listed fields, when present, pass their checks; `required` ones must be present. */
+export function fields(spec: Readonly<Record<string, Check>>, required: readonly string[] = []): Check {
+  return (v, at) => {
+    if (!isObject(v)) return `${at} must be an object`
+    for (const k of required) if (v[k] === undefined) return `${at}.${k} is required`
+    for (const [k, check] of Object.entries(spec)) {
+      const value = v[k]
+      if (value === undefined) continue
+      const bad = check(value, `${at}.${k}`)
+      if (bad) return bad
+    }
+    return undefined
+  }
+}
+
+/** An array whose every element passes `each`. */
+export function arrayOfChecked(each: Check, what: string): Check {
+  return (v, at) => {
+    if (!Array.isArray(v)) return `${at} must be an array of ${what}`
+    for (let i = 0; i < v.length; i++) {
+      const bad = each(v[i] as Json, `${at}[${i}]`)
+      if (bad) return bad
+    }
+    return undefined
+  }
+}
+
+/** A value of one of several kinds: the first alternative whose kind fits checks it; none fits → `${at} must be ${what}`. */
+export function either(what: string, ...alts: [(v: Json) => boolean, Check][]): Check {
+  return (v, at) => {
+    const alt = alts.find(([is]) => is(v))
+    return alt ? alt[1](v, at) : `${at} must be ${what}`
+  }
+}
+
+export const isString = (v: Json): boolean => typeof v === 'string'
+export const isArray = (v: Json): boolean => Array.isArray(v)
+export const isNull = (v: Json): boolean => v === null
+export const isObj = (v: Json): boolean => isObject(v)
+const ok: Check = () => undefined
+export { ok as anything }
+
+/** The first problem of a body's top-level fields, by `spec`. */
+export function firstProblem(body: JsonObject, spec: Readonly<Record<string, Check>>): string | undefined {
+  return fields(spec)(body, 'body')?.replace(/^body\./, '')
+}

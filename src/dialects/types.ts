@@ -36,6 +36,12 @@ export interface Dialect {
   readonly name: DialectName
   /** The facets of a parsed body; `headers` are the request headers (lower-case names). */
   facets(body: JsonObject, headers: Readonly<Record<string, string | undefined>>): Facets
+  /**
+   * The first field of a request body whose type the proxy cannot read (compose, the hold, the
+   * record, a later step), as one sentence naming it (`tools[2].name must be a string`); undefined
+   * when every field it reads has its type. Fields it does not read are never checked.
+   */
+  checkShape(body: JsonObject): string | undefined
   /** A loaded tool in this dialect's tool format, under its presented name. */
   presentTool(entry: LoadedEntry): JsonObject
   /** The name a tool element declares (anthropic `name`; openai `function.name` or `name`), if any. */

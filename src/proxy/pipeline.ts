@@ -13,10 +13,19 @@ import { sanitizeHeaders } from '../core/headers'
 import { hold, type HoldVerdict, type PreviousStep, RecordFault } from '../core/hold'
 import { withHistoryClosed } from '../core/history-closure'
 import { isObject, type Json, type JsonObject } from '../core/json'
+import { recordParser } from '../core/record'
 import { presentedName } from '../core/loaded-set'
 import { formatStep } from '../core/naming'
 import { type RoleDecl, routeByRole } from '../core/roles'
-import { applyEdits, jsonBytes, scanTopLevel, type ScannedTop, toolsEdit } from '../core/splice'
+import {
+  applyEdits,
+  jsonBytes,
+  MAX_NESTING,
+  nestingDepth,
+  scanTopLevel,
+  type ScannedTop,
+  toolsEdit,
+} from '../core/splice'
 import type { Dialect } from '../dialects/types'
 import type { Change, StepMeta } from '../generated/meta'
 import type { ProviderRow } from '../store/config'
@@ -89,8 +98,14 @@ export interface Exchange {
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)
 
-/** Parse a body that must be one JSON object with no repeated top-level key; 400 otherwise. */
+/**
+ * Parse a body that must be one JSON object, nested at most MAX_NESTING deep, with no repeated
+ * top-level key; 400 otherwise. The depth is checked on the bytes first, so nothing recurses deeper.
+ */
 export function parseBody(raw: Buffer): { parsed: JsonObject; top: ScannedTop } {
+  if (nestingDepth(raw, MAX_NESTING) > MAX_NESTING) {
+    throw new HoldfastError('BAD_JSON', `the request body is nested deeper than ${MAX_NESTING} levels`)
+  }
   let parsed: Json
   try {
     parsed = JSON.parse(raw.toString('utf8')) as Json
@@ -114,6 +129,8 @@ export function accept(
   raw: Buffer,
 ): Exchange {
   const { parsed, top } = parseBody(raw)
+  const bad = dialect.checkShape(parsed)
+  if (bad) throw new HoldfastError('BAD_FIELD', `the request is refused: ${bad}`)
   let clean: Readonly<Record<string, string>> | undefined
   return {
     id: randomUUID(),
@@ -308,30 +325,50 @@ export function keyingHeaders(headers: IncomingHttpHeaders): Record<string, stri
   return out
 }
 
-/** Parse a recorded request for the hold; a record that does not parse is a RecordFault. */
-export function parseRecord(bytes: Buffer, file: string): JsonObject {
-  let v: Json
+/**
+ * The previous record for the hold, read with the dialect's checks; a record that cannot be read
+ * back is answered as the fault it is, never thrown (it must not block the agent).
+ */
+export function readPrevious(
+  ex: Exchange,
+  agent: AgentState,
+  n: number,
+): PreviousStep | RecordFault | undefined {
   try {
-    v = JSON.parse(bytes.toString('utf8')) as Json
+    return agent.previous(n, recordParser(ex.dialect))
   } catch (err) {
-    throw new RecordFault(file, `not JSON (${(err as Error).message})`)
+    if (err instanceof RecordFault) return err
+    throw err
   }
-  if (!isObject(v)) throw new RecordFault(file, 'not a JSON object')
-  return v
 }
 
-/** hold: apply DESIGN §6 against `previous` (undefined for a first step). */
-export function applyHold(ctx: ServerContext, ex: Exchange, previous: PreviousStep | undefined): void {
+/** hold: apply DESIGN §6 against `previous` (undefined for a first step; a RecordFault: sent as composed). */
+export function applyHold(
+  ctx: ServerContext,
+  ex: Exchange,
+  previous: PreviousStep | RecordFault | undefined,
+): void {
   const composed = ex.composed as NonNullable<Exchange['composed']>
-  const result = hold(
-    ex.dialect,
-    previous,
-    { ...composed, headers: keyingHeaders(ex.headers) },
-    { now: Date.now(), ttlMs: ctx.holdTtlMs, longTtlMs: ctx.holdLongTtlMs },
-  )
+  const result =
+    previous instanceof RecordFault
+      ? {
+          body: composed.bytes,
+          verdict: {
+            applied: false,
+            reason: 'record-fault' as const,
+            detail: `the previous step's request.json cannot be read back as a request: ${previous.problem}`,
+            held: [],
+          },
+        }
+      : hold(
+          ex.dialect,
+          previous,
+          { ...composed, headers: keyingHeaders(ex.headers) },
+          { now: Date.now(), ttlMs: ctx.holdTtlMs, longTtlMs: ctx.holdLongTtlMs },
+        )
   const v = result.verdict
   let parsed = composed.parsed
-  if (v.applied && previous) {
+  if (v.applied && previous && !(previous instanceof RecordFault)) {
     parsed = { ...composed.parsed, tools: previous.parsed.tools as Json }
     ex.changes.push({
       field: 'tools',
@@ -360,7 +397,7 @@ export async function holdAndRecord(ctx: ServerContext, ex: Exchange, agent: Age
   await agent.init()
   await agent.lock.run(async () => {
     const n = agent.next
-    applyHold(ctx, ex, agent.previous(n, parseRecord))
+    applyHold(ctx, ex, readPrevious(ex, agent, n))
     const sent = ex.sent as NonNullable<Exchange['sent']>
     const route = ex.route as Route
     const dir = agent.stepDir(n)

@@ -21,7 +21,7 @@ import {
   type Exchange,
   holdAndRecord,
   identify,
-  parseRecord,
+  readPrevious,
   resolve,
 } from './pipeline'
 import { sendError } from './respond'
@@ -74,9 +74,14 @@ async function handleStep(
     authorize(ex)
     compose(ctx, ex)
     if (ex.kind === 'count_tokens') {
-      const agent = ctx.agent(ex.workspace, ex.agent)
-      await agent.init()
-      applyHold(ctx, ex, agent.previous(agent.next, parseRecord))
+      // Unrecorded: it reads the previous record, and writes nothing (a new workspace stays unmade).
+      let previous
+      if (ctx.workspace(ex.workspace).exists()) {
+        const agent = ctx.agent(ex.workspace, ex.agent)
+        await agent.init()
+        previous = readPrevious(ex, agent, agent.next)
+      }
+      applyHold(ctx, ex, previous)
       await ctx.plugins.settled(ex, await forward(ctx, ex, res))
       return
     }

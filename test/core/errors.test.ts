@@ -31,7 +31,6 @@ describe('the error table', () => {
     for (const code of clientFaults)
       expect(ERROR_CODES[code as keyof typeof ERROR_CODES].type).not.toBe('api_error')
     for (const code of [
-      'RECORD_FAULT',
       'RECORD_WRITE_FAILED',
       'INTERNAL',
       'NO_PROVIDER_ROW',
