@@ -4,7 +4,7 @@
  * parse, pin checks, the child id, and the child's first request. Invariant: the goal is passed
  * verbatim; an empty `--from` is refused (a fork without a ref is a different gesture).
  */
-import { checkName } from './naming'
+import { checkName, fitName } from './naming'
 
 export const DISPATCH = 'dispatch'
 const SKILLS_DIR = 'skills'
@@ -108,5 +108,5 @@ export function childId(parent: string, now: Date, random: string): string {
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z')
-  return `${parent}-${ts}-${random}`
+  return fitName(`${parent}-${ts}-${random}`)
 }

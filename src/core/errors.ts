@@ -9,7 +9,8 @@ export const ERROR_CODES = {
   BAD_JSON: {
     status: 400,
     type: 'invalid_request_error',
-    meaning: 'The request body is not valid JSON, is nested deeper than 512 levels, or repeats a top-level key.',
+    meaning:
+      'The request body is not valid JSON, is nested deeper than 512 levels, or repeats a top-level key.',
   },
   BAD_FIELD: {
     status: 400,
@@ -20,7 +21,8 @@ export const ERROR_CODES = {
   BAD_NAME: {
     status: 400,
     type: 'invalid_request_error',
-    meaning: 'A workspace, agent or client name is not a usable path component and git ref component.',
+    meaning:
+      'A workspace, agent or client name is not a usable path component and git ref component, is over 100 bytes of UTF-8, or is not UTF-8.',
   },
   BODY_TOO_LARGE: {
     status: 413,
@@ -57,6 +59,32 @@ export const ERROR_CODES = {
     status: 403,
     type: 'permission_error',
     meaning: 'The Host header is not a loopback name (DNS rebinding guard).',
+  },
+  ORIGIN_REFUSED: {
+    status: 403,
+    type: 'permission_error',
+    meaning:
+      'A request to a provider endpoint carried an Origin header (a web page) that holdfast.yaml browser_origins does not list.',
+  },
+  BAD_CONTENT_TYPE: {
+    status: 415,
+    type: 'invalid_request_error',
+    meaning: 'A recorded endpoint was sent a body whose content-type is not application/json.',
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    type: 'timeout_error',
+    meaning: 'The request body (or its headers) stopped arriving for longer than the configured idle time.',
+  },
+  BAD_HTTP: {
+    status: 400,
+    type: 'invalid_request_error',
+    meaning: "Node's HTTP parser refused the request (a malformed request line or header).",
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    type: 'request_too_large',
+    meaning: 'The request headers are larger than the HTTP server accepts.',
   },
   ADMIN_REFUSED: {
     status: 403,

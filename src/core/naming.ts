@@ -3,7 +3,16 @@
  * a tool name a provider accepts is "callable"; step numbers are zero-padded to three digits.
  * Invariant: a name that fails is refused with a sentence naming the value; it never becomes a path.
  */
+import { createHash } from 'node:crypto'
 import { HoldfastError } from './errors'
+
+/**
+ * The longest workspace, agent, client, role, lineage or skill name, in UTF-8 bytes. A component
+ * can be 255 bytes; holdfast adds to a name on disk and in git (`<agent>.lock`, `<agent>.json`,
+ * `<agent>.sub-<40>` splits, `<agent>-<stamp>-<hex>` attempts, `.tmp-…` writes), so 100 leaves
+ * room for every one of them.
+ */
+export const MAX_NAME_BYTES = 100
 
 export type NameKind = 'workspace' | 'agent' | 'client' | 'role' | 'tool' | 'lineage' | 'skill'
 
@@ -35,6 +44,10 @@ export function isCallable(s: string): boolean {
 
 /** `undefined` when `value` is a usable name of that kind, else one sentence naming the value. */
 export function checkName(kind: NameKind, value: string): string | undefined {
+  const bytes = Buffer.byteLength(value, 'utf8')
+  if (kind !== 'tool' && bytes > MAX_NAME_BYTES) {
+    return `${kind} name ${JSON.stringify(value.slice(0, 24) + '…')} is ${bytes} bytes long: a name is at most ${MAX_NAME_BYTES} bytes of UTF-8`
+  }
   const shown = JSON.stringify(value)
   if (!isComponent(value)) {
     return `${kind} name ${shown} is not usable: a name is one path component (non-empty, not "." or "..", no "/", "\\" or NUL)`
@@ -50,6 +63,22 @@ export function assertName(kind: NameKind, value: string): string {
   const problem = checkName(kind, value)
   if (problem !== undefined) throw new HoldfastError('BAD_NAME', problem)
   return value
+}
+
+/**
+ * A name holdfast derives (a split `<agent>.sub-<id>`, an attempt `<parent>-<stamp>-<hex>`) made to
+ * fit MAX_NAME_BYTES: as it is when it fits, else its first bytes (cut at a character boundary)
+ * and `-` and 8 hex digits of its hash, so two long names stay two names, the same one each time.
+ */
+export function fitName(name: string): string {
+  if (Buffer.byteLength(name, 'utf8') <= MAX_NAME_BYTES) return name
+  const hash = createHash('sha1').update(name).digest('hex').slice(0, 8)
+  let head = Buffer.from(name, 'utf8')
+    .subarray(0, MAX_NAME_BYTES - 9)
+    .toString('utf8')
+  head = head.replace(/\uFFFD+$/, '') // a character cut in half
+  head = head.replace(/[.]+$/, '').replace(/\.lock$/, '') // a ref component must not end so
+  return `${head}-${hash}`
 }
 
 /** 1 → `001`, 999 → `999`, 1000 → `1000`. */

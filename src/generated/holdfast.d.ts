@@ -27,13 +27,25 @@ export interface HoldfastConfig {
    * When set (or HOLDFAST_TOKEN), every request must carry x-holdfast-token with this value.
    */
   token?: string
+  /**
+   * Origins (scheme://host[:port]) whose web pages may call the provider endpoints; any other request with an Origin header is refused (403).
+   */
+  browser_origins?: string[]
   limits?: {
     body_bytes?: number
+    /**
+     * Bytes of previous requests kept in memory for the hold, over all agents (least recently used dropped first; a dropped agent reads its record from disk).
+     */
+    previous_cache_bytes?: number
   }
   timeouts?: {
     upstream_headers_ms?: number
     upstream_body_ms?: number
     tool_call_ms?: number
+    /**
+     * A request body that sends nothing for this long is answered 408.
+     */
+    request_body_idle_ms?: number
   }
   hold?: {
     ttl_ms?: number
@@ -75,6 +87,12 @@ export interface HoldfastConfig {
      * @minItems 1
      */
     command: [string, ...string[]]
+  }
+  journal?: {
+    /**
+     * fsync the request record before sending and the response before its end is delivered (survives a power loss, costs a disk flush per step).
+     */
+    fsync?: boolean
   }
 }
 export interface ProviderRow {

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { HoldfastError } from '../core/errors'
-import { sanitizeHeaders } from '../core/headers'
+import { redactQuery, sanitizeHeaders } from '../core/headers'
 import { hold, type HoldVerdict, type PreviousStep, RecordFault } from '../core/hold'
 import { withHistoryClosed } from '../core/history-closure'
 import { isObject, type Json, type JsonObject } from '../core/json'
@@ -407,11 +407,11 @@ export async function holdAndRecord(ctx: ServerContext, ex: Exchange, agent: Age
       agent: ex.agent,
       step: formatStep(n),
       dialect: ex.dialect.name,
-      endpoint: ex.path,
+      endpoint: redactQuery(ex.path),
       started_at: new Date().toISOString(),
       route: {
         provider: route.provider,
-        url: route.url.href,
+        url: redactQuery(route.url.href),
         model: typeof sent.parsed.model === 'string' ? sent.parsed.model : null,
         role: route.role,
         config_commit: route.configCommit,

@@ -3,9 +3,31 @@
  * only translation from a HoldfastError), and JSON for the admin endpoints. Invariant: a status
  * comes from the error table, never invented at the call site.
  */
+import fs from 'node:fs'
 import type { ServerResponse } from 'node:http'
+import path from 'node:path'
 import { ERROR_CODES, HoldfastError } from '../core/errors'
 import type { Dialect } from '../dialects/types'
+
+/** Absolute forms of the home that answers must not show (set by serve; one serve per process). */
+let homes: string[] = []
+
+/** Answers say `<home>` where a message would show the home's absolute path. */
+export function hideHomeInErrors(home: string): void {
+  const forms = new Set([path.resolve(home)])
+  try {
+    forms.add(fs.realpathSync(home))
+  } catch {
+    // not there yet: its resolved path is enough
+  }
+  homes = [...forms].sort((a, b) => b.length - a.length)
+}
+
+function scrub(message: string): string {
+  let out = message
+  for (const h of homes) out = out.split(h).join('<home>')
+  return out
+}
 
 /** Any thrown value as a HoldfastError (unknown faults are INTERNAL, with the cause chained). */
 export function asHoldfastError(err: unknown): HoldfastError {
@@ -21,9 +43,10 @@ export function toWireError(
   dialect: Dialect | undefined,
 ): { status: number; body: Buffer } {
   const entry = ERROR_CODES[err.code]
+  const message = scrub(err.message)
   const body = dialect
-    ? dialect.errorBody(entry.type, err.message)
-    : Buffer.from(JSON.stringify({ error: { code: err.code, message: err.message } }))
+    ? dialect.errorBody(entry.type, message)
+    : Buffer.from(JSON.stringify({ error: { code: err.code, message } }))
   return { status: entry.status, body }
 }
 

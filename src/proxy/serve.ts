@@ -27,6 +27,7 @@ import { isLoopbackBind } from './address'
 import { ServerContext } from './context'
 import type { Logger } from './log'
 import { createServer, listen } from './server'
+import { hideHomeInErrors } from './respond'
 import { Upstream } from './upstream'
 import type { AnyPlugin } from '../plugins/instance'
 import { loadPlugins } from '../plugins/loader'
@@ -111,6 +112,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     )
   }
   const release = takeHomeLock(opts.home)
+  hideHomeInErrors(opts.home)
   let upstream: Upstream | undefined
   let plugins: PluginHost | undefined
   try {
@@ -135,7 +137,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       log: opts.log,
       builtins: opts.plugins,
     })
-    const server = createServer(ctx, { token, public: !loopback })
+    const server = createServer(ctx, {
+      token,
+      public: !loopback,
+      origins: new Set(config.browser_origins ?? []),
+    })
     const addr = await listen(server, host, port)
     const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
     const url = `http://${shownHost}:${addr.port}`

@@ -6,9 +6,10 @@
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Duplex } from 'node:stream'
 import { HoldfastError } from '../core/errors'
 import { anthropic, dialectByName, openai } from '../dialects'
-import type { DialectName } from '../dialects/types'
+import type { Dialect, DialectName } from '../dialects/types'
 import { address, type Addressed, guard, type Guard } from './address'
 import { handleAdmin } from './admin'
 import type { ServerContext } from './context'
@@ -24,28 +25,68 @@ import {
   readPrevious,
   resolve,
 } from './pipeline'
-import { sendError } from './respond'
+import { sendError, toWireError } from './respond'
 import { routeByPlugins } from '../plugins/host'
 import { rowKey, upstreamUrl } from './upstream'
 
-/** Read the whole body, refusing (413) beyond `limit` bytes. */
-export async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * Read the whole body, refusing (413) beyond `limit` bytes and (408) when it sends nothing for
+ * `idleMs` (a body shorter than its content-length would hold the step open forever).
+ */
+export function readBody(req: http.IncomingMessage, limit: number, idleMs = 30_000): Promise<Buffer> {
   const declared = Number(req.headers['content-length'])
   if (Number.isFinite(declared) && declared > limit) {
-    throw new HoldfastError(
-      'BODY_TOO_LARGE',
-      `the request body (${declared} bytes) is over the ${limit}-byte limit`,
+    return Promise.reject(
+      new HoldfastError(
+        'BODY_TOO_LARGE',
+        `the request body (${declared} bytes) is over the ${limit}-byte limit`,
+      ),
     )
   }
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > limit)
-      throw new HoldfastError('BODY_TOO_LARGE', `the request body is over the ${limit}-byte limit`)
-    chunks.push(chunk)
-  }
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    let timer: NodeJS.Timeout | undefined
+    const done = (err: Error | undefined, body?: Buffer): void => {
+      clearTimeout(timer)
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+      if (err) {
+        req.pause() // nothing more is read; the answer closes the connection
+        reject(err)
+      } else resolve(body as Buffer)
+    }
+    const arm = (): void => {
+      clearTimeout(timer)
+      timer = setTimeout(
+        () =>
+          done(
+            new HoldfastError(
+              'REQUEST_TIMEOUT',
+              `the request body sent nothing for ${idleMs} ms (${size} bytes received${Number.isFinite(declared) ? ` of ${declared}` : ''})`,
+            ),
+          ),
+        idleMs,
+      )
+    }
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length
+      if (size > limit) {
+        done(new HoldfastError('BODY_TOO_LARGE', `the request body is over the ${limit}-byte limit`))
+        return
+      }
+      chunks.push(chunk)
+      arm()
+    }
+    const onEnd = (): void =>
+      done(undefined, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size))
+    const onError = (err: Error): void => done(err)
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+    arm()
+  })
 }
 
 async function handleStep(
@@ -58,7 +99,7 @@ async function handleStep(
   let ex: Exchange | undefined
   try {
     if (ctx.closing) throw new HoldfastError('SHUTTING_DOWN', 'holdfast is shutting down; retry shortly')
-    const raw = await readBody(req, ctx.bodyLimit)
+    const raw = await readBody(req, ctx.bodyLimit, ctx.config.timeouts?.request_body_idle_ms ?? 30_000)
     ex = accept(
       dialect,
       a.endpoint.kind === 'step' ? 'step' : 'count_tokens',
@@ -87,7 +128,8 @@ async function handleStep(
     }
     await holdAndRecord(ctx, ex, ctx.agent(ex.workspace, ex.agent))
   } catch (err) {
-    if (err instanceof HoldfastError && err.code === 'BODY_TOO_LARGE') res.setHeader('connection', 'close')
+    if (err instanceof HoldfastError && (err.code === 'BODY_TOO_LARGE' || err.code === 'REQUEST_TIMEOUT'))
+      res.setHeader('connection', 'close')
     sendError(res, dialect, err)
     if (ex) await ctx.plugins.failed(ex, err)
     return
@@ -143,6 +185,58 @@ function handlePass(
   })
 }
 
+/** The envelope an answer on this URL takes: its dialect's on a provider path, holdfast's own otherwise. */
+export function envelopeFor(url: string): Dialect | undefined {
+  const pathname = url.split('?')[0] ?? ''
+  if (pathname.includes('/_holdfast/') || /\/mcp$/.test(pathname)) return undefined
+  if (/\/v1\/chat\/completions$/.test(pathname)) return openai
+  return /\/v1(\/|$)/.test(pathname) || pathname === '/api/hello' ? anthropic : undefined
+}
+
+/** Node's own refusals (a malformed request, headers over the limit) in the envelope of the path. */
+function onClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  const line = /^[A-Z]+ (\S+)/.exec(err.rawPacket?.toString('latin1', 0, 2048) ?? '')
+  const e =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new HoldfastError('HEADERS_TOO_LARGE', 'the request headers are over the size limit')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new HoldfastError('REQUEST_TIMEOUT', 'the request headers did not arrive in time')
+        : new HoldfastError(
+            'BAD_HTTP',
+            `the request is not well-formed HTTP/1.1 (${err.code ?? err.message})`,
+          )
+  const { status, body } = toWireError(e, envelopeFor(line?.[1] ?? '/'))
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${body.length}\r\nx-holdfast-error: ${e.code}\r\nconnection: close\r\n\r\n${body.toString()}`,
+  )
+}
+
+/** CORS answer headers for a listed origin (the guard refused every other Origin already). */
+function allowOrigin(res: http.ServerResponse, headers: http.IncomingHttpHeaders): void {
+  const origin = headers.origin
+  if (typeof origin !== 'string') return
+  res.setHeader('access-control-allow-origin', origin)
+  res.setHeader('vary', 'Origin')
+}
+
+function preflight(req: http.IncomingMessage, res: http.ServerResponse): void {
+  allowOrigin(res, req.headers)
+  res.setHeader('allow', 'GET, HEAD, POST, OPTIONS')
+  if (req.headers.origin !== undefined) {
+    res.setHeader('access-control-allow-methods', 'GET, HEAD, POST, OPTIONS')
+    const asked = req.headers['access-control-request-headers']
+    if (typeof asked === 'string') res.setHeader('access-control-allow-headers', asked)
+    res.setHeader('access-control-max-age', '600')
+  }
+  res.writeHead(204)
+  res.end()
+}
+
 export function createServer(ctx: ServerContext, g: Guard): http.Server {
   const server = http.createServer({ noDelay: true, keepAlive: true }, (req, res) => {
     const method = req.method ?? 'GET'
@@ -152,12 +246,20 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
       a = address(method, url, req.headers, ctx.config.defaults)
       guard(g, a.endpoint, method, req.headers)
     } catch (err) {
-      const kind = /\/v1\/chat\/completions/.test(url) ? openai : /\/v1\//.test(url) ? anthropic : undefined
       res.setHeader('connection', 'close')
-      sendError(res, url.includes('/_holdfast/') || /\/mcp(\?|$)/.test(url) ? undefined : kind, err)
+      sendError(res, envelopeFor(url), err)
       return
     }
+    if (a.endpoint.kind === 'step' || a.endpoint.kind === 'count_tokens' || a.endpoint.kind === 'pass')
+      allowOrigin(res, req.headers)
     switch (a.endpoint.kind) {
+      case 'preflight':
+        preflight(req, res)
+        return
+      case 'probe':
+        res.writeHead(200, { 'content-length': 0 })
+        res.end()
+        return
       case 'step':
       case 'count_tokens':
         void ctx.track(handleStep(ctx, a, req, res))
@@ -173,9 +275,14 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
         ctx.mcp.handle(req, res, a.workspace, a.agent).catch((err: unknown) => sendError(res, undefined, err))
         return
       default:
-        sendError(res, undefined, new HoldfastError('NOT_FOUND', `no such endpoint: ${method} ${a.path}`))
+        sendError(
+          res,
+          envelopeFor(url),
+          new HoldfastError('NOT_FOUND', `no such endpoint: ${method} ${a.path}`),
+        )
     }
   })
+  server.on('clientError', onClientError)
   server.headersTimeout = 60_000
   server.requestTimeout = 0 // a long upload or answer is the provider's business, not ours
   return server

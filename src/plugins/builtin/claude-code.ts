@@ -6,7 +6,7 @@
  * first session on each address, each session's main model) lives in memory: a restart forgets it.
  */
 import { createHash } from 'node:crypto'
-import { checkName } from '../../core/naming'
+import { checkName, fitName } from '../../core/naming'
 import { definePlugin, type Exchange, type IdentifyDecision } from '../api'
 
 interface ClaudeCodeOptions {
@@ -156,14 +156,15 @@ export default definePlugin<ClaudeCodeOptions>({
         if (c.kind === 'main' && session !== undefined && model !== null)
           remember(mainModel, session, model, options.maxSessions)
         const agentId = ex.headers['x-claude-code-agent-id']
-        const agent =
+        const agent = fitName(
           c.kind === 'main'
             ? base
             : c.kind === 'auxiliary'
               ? `${base}.aux`
               : agentId
                 ? `${base}.sub-${idPart(agentId, 40)}`
-                : `${base}.sub`
+                : `${base}.sub`,
+        )
         if (agent === ex.agent) return undefined
         const problem = checkName('agent', agent)
         if (problem) {
