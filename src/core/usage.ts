@@ -13,6 +13,8 @@ export { sseEvents }
 export interface AnswerFacts {
   usage: Usage | null
   stopReason: string | null
+  /** An error event inside a 200 stream: the answer failed though its status said ok. */
+  streamError: { type: string; message: string } | null
 }
 
 const int = (v: Json | undefined): number => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : 0)
@@ -39,7 +41,7 @@ function openaiUsage(u: JsonObject): Usage {
   }
 }
 
-function fromJson(dialect: DialectName, body: JsonObject): AnswerFacts {
+function fromJson(dialect: DialectName, body: JsonObject): Omit<AnswerFacts, 'streamError'> {
   if (dialect === 'anthropic') {
     return {
       usage: isObject(body.usage) ? anthropicUsage(body.usage) : null,
@@ -53,7 +55,28 @@ function fromJson(dialect: DialectName, body: JsonObject): AnswerFacts {
   }
 }
 
+/**
+ * An error the provider reported inside a 200 event stream (anthropic `event: error` with
+ * `{type: "error", error}`; openai a `data: {error}` chunk), if any.
+ */
+function streamErrorOf(events: JsonObject[]): { type: string; message: string } | null {
+  for (const e of events) {
+    const err = e.error
+    if (isObject(err) && (e.type === 'error' || e.type === undefined)) {
+      return {
+        type: typeof err.type === 'string' ? err.type : 'error',
+        message: typeof err.message === 'string' ? err.message : JSON.stringify(err),
+      }
+    }
+  }
+  return null
+}
+
 function fromSse(dialect: DialectName, events: JsonObject[]): AnswerFacts {
+  return { ...usageOfSse(dialect, events), streamError: streamErrorOf(events) }
+}
+
+function usageOfSse(dialect: DialectName, events: JsonObject[]): Omit<AnswerFacts, 'streamError'> {
   if (dialect === 'anthropic') {
     let usage = null as Usage | null
     let stopReason: string | null = null
@@ -92,15 +115,17 @@ function fromSse(dialect: DialectName, events: JsonObject[]): AnswerFacts {
   return { usage, stopReason }
 }
 
+const NOTHING: AnswerFacts = { usage: null, stopReason: null, streamError: null }
+
 /** Usage and stop reason from a decoded response body; `sse` when it was an event stream. */
 export function answerFacts(dialect: DialectName, body: Buffer, sse: boolean): AnswerFacts {
   const text = body.toString('utf8')
   if (sse) return fromSse(dialect, sseEvents(text))
   try {
     const v = JSON.parse(text) as Json
-    return isObject(v) ? fromJson(dialect, v) : { usage: null, stopReason: null }
+    return isObject(v) ? { ...fromJson(dialect, v), streamError: null } : NOTHING
   } catch {
     // A non-JSON answer (an HTML error page from a gateway) reports nothing.
-    return { usage: null, stopReason: null }
+    return NOTHING
   }
 }

@@ -56,7 +56,7 @@ export interface StepMeta {
    * The provider's HTTP status, or null when none arrived.
    */
   status?: number | null
-  outcome?: 'ok' | 'upstream_error' | 'unreachable' | 'aborted' | 'interrupted'
+  outcome?: 'ok' | 'upstream_error' | 'unreachable' | 'aborted' | 'interrupted' | 'not_sent'
   response_file?: string | null
   response_headers?: {
     [k: string]: string

@@ -30,6 +30,8 @@ export class ServerContext {
   readonly holdTtlMs: number
   readonly holdLongTtlMs: number
   readonly bodyLimit: number
+  /** holdfast.yaml `journal.fsync`: records and answers are flushed to the disk before they count. */
+  readonly journalFsync: boolean
   gcEvery: number
   /** The tool hosts (MCP clients), connected lazily; closed at shutdown. */
   readonly tools: ToolHosts
@@ -48,6 +50,7 @@ export class ServerContext {
     this.holdTtlMs = config.hold?.ttl_ms ?? CACHE_TTL_MS
     this.holdLongTtlMs = config.hold?.long_ttl_ms ?? LONG_CACHE_TTL_MS
     this.bodyLimit = config.limits?.body_bytes ?? 32 * 1024 * 1024
+    this.journalFsync = config.journal?.fsync === true
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200
     this.tools = new ToolHosts(home, () => this.config, log)
     this.mcp = new McpEndpoint(this.tools, PACKAGE_VERSION)

@@ -1,8 +1,10 @@
 /**
  * forward and finish: send the recorded bytes to the provider row, stream status, headers and
- * body back unbuffered and byte for byte while teeing a copy, then hand the answer to the commit
- * worker, which writes the response and the completed meta. Invariant: a client that goes away
- * aborts the upstream call; an upstream that fails mid-stream gets the client socket destroyed.
+ * body back unbuffered and byte for byte while teeing a copy into the journal, then hand the
+ * answer to the commit worker, which writes the response and the completed meta. Invariant: each
+ * chunk reaches the journal before the client, and the answer's completion marker before its
+ * end (a kill after the client read the last byte loses nothing); a client that goes away aborts
+ * the upstream call; an upstream that fails mid-stream gets the client socket destroyed.
  */
 import type { ServerResponse } from 'node:http'
 import { once } from 'node:events'
@@ -10,6 +12,7 @@ import { performance } from 'node:perf_hooks'
 import { HoldfastError } from '../core/errors'
 import type { StepMeta } from '../generated/meta'
 import type { FinishJob } from '../store/finish'
+import { ResponseTee } from '../store/journal'
 import type { ServerContext } from './context'
 import type { Exchange, Route } from './pipeline'
 import { forwardHeaders, responseHeaders } from './upstream'
@@ -25,6 +28,8 @@ export interface Forwarded {
   ttfbMs: number | null
   totalMs: number
   error: { code: string; message: string } | null
+  /** The whole answer is in the journal (its completion marker was written). */
+  streamed: boolean
 }
 
 /** Send `ex.sent` upstream and stream the answer to `res`. Never throws. */
@@ -40,6 +45,7 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
     ttfbMs: null,
     totalMs: 0,
     error: null,
+    streamed: false,
   }
   const ac = new AbortController()
   const onClose = (): void => {
@@ -56,11 +62,27 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
     result.error = { code: 'CLIENT_GONE', message: 'the client went away before the request was sent' }
     return done()
   }
+  // Recorded steps tee into the journal; its file is created before the send (the "sent" marker).
+  const tee = ex.step ? new ResponseTee(ex.step.dir, ctx.journalFsync) : undefined
+  const teeing = (what: () => void): void => {
+    try {
+      what()
+    } catch (err) {
+      // The answer still reaches the client; only its copy in the journal is lost.
+      ctx.log.error(
+        { ws: ex.workspace, agent: ex.agent, err: String(err) },
+        'the journal copy of an answer failed',
+      )
+      tee?.close()
+    }
+  }
+  if (tee) teeing(() => tee.open())
   let up
   try {
     const headers = forwardHeaders(ex.headers, route.url, sent.bytes.length, route.row, route.key)
     up = await ctx.upstream.send(route.url, 'POST', headers, sent.bytes, ac.signal)
   } catch (err) {
+    tee?.close()
     if (ac.signal.aborted) {
       result.outcome = 'aborted'
       result.error = { code: 'CLIENT_GONE', message: 'the client went away before the provider answered' }
@@ -88,13 +110,45 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
     // An event stream's headers go out at once (the client sees the answer start); a JSON answer's
     // go out with its first bytes, in one write.
     if (String(up.headers['content-type'] ?? '').includes('text/event-stream')) res.flushHeaders()
+    // The client knows the answer is whole at its last byte when the length is declared, else at
+    // the end: the completion marker must reach the journal before whichever comes first.
+    const declared = Number(up.headers['content-length'])
+    const length = Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined
+    let delivered = 0
+    let completed = false
+    const complete = (): void => {
+      if (!tee || completed) return
+      completed = true
+      teeing(() => {
+        tee.complete({
+          status: up.statusCode,
+          headers: up.headers,
+          ...(up.trailers && Object.keys(up.trailers).length > 0
+            ? { trailers: up.trailers as Record<string, string> }
+            : {}),
+          ttfb_ms: result.ttfbMs === null ? null : round(result.ttfbMs),
+          total_ms: round(performance.now() - t0),
+          ended_at: new Date().toISOString(),
+        })
+        result.streamed = true
+      })
+      tee.close()
+    }
     for await (const chunk of up.body as AsyncIterable<Buffer>) {
       result.ttfbMs ??= performance.now() - t0
       chunks.push(chunk)
+      if (tee) teeing(() => tee.write(chunk))
+      delivered += chunk.length
+      if (length !== undefined && delivered >= length) complete()
       if (!res.write(chunk)) await once(res, 'drain', { signal: ac.signal })
     }
+    const trailers = up.trailers as Record<string, string> | undefined
+    const hasTrailers = trailers !== undefined && Object.keys(trailers).length > 0
+    complete()
+    if (hasTrailers) res.addTrailers(trailers)
     res.end()
   } catch (err) {
+    tee?.close()
     if (ac.signal.aborted) {
       result.outcome = 'aborted'
       result.error = {
@@ -115,7 +169,16 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
   return done()
 }
 
-const str = (v: string | string[] | undefined): string => (Array.isArray(v) ? v.join(', ') : (v ?? ''))
+export const str = (v: string | string[] | undefined): string => (Array.isArray(v) ? v.join(', ') : (v ?? ''))
+
+/** The provider's response headers as meta.json keeps them: joined, no `set-cookie`. */
+export function recordedResponseHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && k !== 'set-cookie') out[k] = str(v)
+  return out
+}
 
 /**
  * finish: the meta's finish half as far as the exchange knows it, then the commit worker decodes
@@ -125,9 +188,6 @@ export async function finish(ctx: ServerContext, ex: Exchange, f: Forwarded): Pr
   const step = ex.step as NonNullable<Exchange['step']>
   const sent = ex.sent as NonNullable<Exchange['sent']>
   step.agent.answered(step.n, f.status ?? undefined)
-  const responseHeadersRecorded: Record<string, string> = {}
-  for (const [k, v] of Object.entries(f.headers))
-    if (v !== undefined && k !== 'set-cookie') responseHeadersRecorded[k] = str(v)
   const job: FinishJob = {
     dir: step.dir,
     dialect: ex.dialect.name,
@@ -138,7 +198,7 @@ export async function finish(ctx: ServerContext, ex: Exchange, f: Forwarded): Pr
       total_ms: round(f.totalMs),
       status: f.status,
       outcome: f.outcome,
-      response_headers: responseHeadersRecorded,
+      response_headers: recordedResponseHeaders(f.headers),
       error: f.error,
     },
     body: f.status === null ? null : f.body,
@@ -146,6 +206,7 @@ export async function finish(ctx: ServerContext, ex: Exchange, f: Forwarded): Pr
     contentEncoding: str(f.headers['content-encoding']),
     holdApplied: sent.verdict.applied,
     prices: ctx.config.prices,
+    streamed: f.streamed,
   }
   const meta = await ctx.committer.finish(job)
   step.meta = meta

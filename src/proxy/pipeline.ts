@@ -427,7 +427,7 @@ export async function holdAndRecord(ctx: ServerContext, ex: Exchange, agent: Age
       request_bytes: sent.bytes.length,
     }
     try {
-      writeRecord(dir, sent.bytes, meta)
+      writeRecord(dir, sent.bytes, meta, ctx.journalFsync)
     } catch (err) {
       await fsp.rm(dir, { recursive: true, force: true }).catch(() => undefined)
       throw new HoldfastError(

@@ -15,8 +15,15 @@ import {
   journalSteps,
   pruneJournal,
   completeRecordMeta,
+  PART_FILE,
+  readResponseHead,
   RESPONSE_FILES,
+  type StepMeta,
 } from '../store/journal'
+import { completeFinish } from '../store/finish'
+import { homePaths } from '../store/home'
+import { checkName } from '../core/naming'
+import { recordedResponseHeaders, str } from './forward'
 import { takeHomeLock, writeServeInfo, removeServeInfo } from '../store/serve-lock'
 import { listWorkspaces, Workspace } from '../store/workspace'
 import { configWarnings } from '../store/config-lineage'
@@ -51,53 +58,195 @@ export interface RunningServer {
   close(): Promise<void>
 }
 
-/** Commit every journal step of this workspace that is not on its agent's branch yet, as one pack. */
-export async function recoverWorkspace(ws: Workspace, log: Logger): Promise<number> {
+/** A journal entry recovery moved aside, and why. */
+export interface Quarantined {
+  agent: string
+  step: string
+  reason: string
+}
+
+/**
+ * Move a journal entry that cannot be committed to `<home>/quarantine/<ws>/<agent>/<NNN>/` with
+ * a `reason.txt`, so `serve` starts; a second entry of the same number gets `<NNN>.2`, `.3`, ….
+ */
+function quarantine(ws: Workspace, agent: string, entry: string, reason: string): Quarantined {
+  const base = path.join(homePaths.quarantine(ws.home), ws.name, agent)
+  fs.mkdirSync(base, { recursive: true })
+  let target = path.join(base, entry)
+  for (let k = 2; fs.existsSync(target); k++) target = path.join(base, `${entry}.${k}`)
+  const from = path.join(ws.journalDir, agent, entry)
+  try {
+    fs.renameSync(from, target)
+  } catch {
+    fs.cpSync(from, target, { recursive: true })
+    fs.rmSync(from, { recursive: true, force: true })
+  }
+  fs.writeFileSync(path.join(target, 'reason.txt'), `${new Date().toISOString()} ${reason}\n`)
+  return { agent, step: entry, reason }
+}
+
+/**
+ * Finish the record of a step a crash left unfinished, from what reached the journal: an answer
+ * whose completion marker was written is finished as the worker would have (it was delivered);
+ * one cut off is `interrupted`, its bytes kept as `response.txt`; none at all was never sent.
+ */
+function finishUnfinished(dir: string, meta: StepMeta, prices: HoldfastConfig['prices']): void {
+  const part = path.join(dir, PART_FILE)
+  const head = readResponseHead(dir)
+  const partBytes = fs.existsSync(part) ? fs.readFileSync(part) : undefined
+  // A finish cut short may already have moved the answer to its response file (decoded).
+  const written = RESPONSE_FILES.find((f) => fs.existsSync(path.join(dir, f)))
+  const whole =
+    head && partBytes && partBytes.length === head.bytes
+      ? { bytes: partBytes, encoding: str(head.headers['content-encoding']), streamed: true }
+      : head && partBytes === undefined && written
+        ? { bytes: fs.readFileSync(path.join(dir, written)), encoding: '', streamed: false }
+        : undefined
+  if (head && whole) {
+    completeFinish({
+      dir,
+      dialect: meta.dialect,
+      meta: {
+        ...meta,
+        ended_at: head.ended_at,
+        ttfb_ms: head.ttfb_ms,
+        total_ms: head.total_ms,
+        status: head.status,
+        outcome: head.status >= 400 ? 'upstream_error' : 'ok',
+        response_headers: recordedResponseHeaders(head.headers),
+        error: null,
+      },
+      body: whole.bytes,
+      contentType: str(head.headers['content-type']),
+      contentEncoding: whole.encoding,
+      holdApplied: meta.hold.applied,
+      prices,
+      streamed: whole.streamed,
+    })
+    return
+  }
+  // A response file written (atomically) by a finish cut short before its meta is whole: name it.
+  const complete = written ?? null
+  if (complete === null && partBytes !== undefined && partBytes.length > 0) {
+    fs.renameSync(part, path.join(dir, 'response.txt'))
+  }
+  const sent = partBytes !== undefined || complete !== null
+  finishRecord(dir, undefined, {
+    ...meta,
+    ended_at: new Date().toISOString(),
+    status: null,
+    outcome: sent ? 'interrupted' : 'not_sent',
+    response_file: complete ?? (partBytes && partBytes.length > 0 ? 'response.txt' : null),
+    usage: null,
+    cost: null,
+    stop_reason: null,
+    error: sent
+      ? {
+          code: 'INTERRUPTED',
+          message:
+            complete === null && partBytes && partBytes.length > 0
+              ? `holdfast stopped after ${partBytes.length} bytes of the answer (kept raw in response.txt); recovered at the next start`
+              : 'holdfast stopped before this step finished; recovered at the next start',
+        }
+      : {
+          code: 'NOT_SENT',
+          message:
+            'holdfast stopped after recording this step and before sending it; the provider never saw it',
+        },
+  })
+}
+
+/**
+ * Commit every journal step of this workspace that is not on its agent's branch yet, as one pack.
+ * An entry that cannot be committed is quarantined (with every later step of its agent, so no
+ * branch gets a gap): recovery never stops `serve`.
+ */
+export async function recoverWorkspace(
+  ws: Workspace,
+  log: Logger,
+  prices?: HoldfastConfig['prices'],
+): Promise<{ committed: number; quarantined: Quarantined[] }> {
   await ws.ensure()
   await ws.clearStaleLocks()
-  const pending: StepToCommit[] = []
+  const quarantined: Quarantined[] = []
+  const pendingByAgent = new Map<string, StepToCommit[]>()
   for (const agent of await journalAgents(ws.journalDir)) {
+    const agentDir = path.join(ws.journalDir, agent)
+    const entries = await journalSteps(agentDir)
+    const badName = checkName('agent', agent)
+    if (badName) {
+      for (const n of entries) quarantined.push(quarantine(ws, agent, formatStep(n), badName))
+      try {
+        fs.rmdirSync(agentDir) // gone when nothing else was in it
+      } catch {
+        // something else is in it: left as it is
+      }
+      continue
+    }
     const committed = await ws.committedSteps(agent)
-    for (const n of await journalSteps(ws.agentJournal(agent))) {
+    const pending: StepToCommit[] = []
+    let fault: string | undefined
+    for (const n of entries) {
       if (n <= committed) continue
       const dir = ws.stepDir(agent, n)
-      const meta = completeRecordMeta(dir)
-      if (!meta) {
-        // The record never completed (no request.json, or a short one), so nothing was sent.
-        await fsp.rm(dir, { recursive: true, force: true })
+      if (fault !== undefined) {
+        quarantined.push(
+          quarantine(ws, agent, formatStep(n), `after an earlier step that could not be committed: ${fault}`),
+        )
         continue
       }
-      if (meta.ended_at === undefined) {
-        // A response file written (atomically) before the crash is whole: keep and name it.
-        const response = RESPONSE_FILES.find((f) => fs.existsSync(path.join(dir, f))) ?? null
-        finishRecord(dir, undefined, {
-          ...meta,
-          ended_at: new Date().toISOString(),
-          status: null,
-          outcome: 'interrupted',
-          response_file: response,
-          usage: null,
-          cost: null,
-          stop_reason: null,
-          error: {
-            code: 'INTERRUPTED',
-            message: 'holdfast stopped before this step finished; recovered at the next start',
-          },
-        })
+      try {
+        const meta = completeRecordMeta(dir)
+        if (!meta) {
+          // The record never completed (no request.json, or a short one), so nothing was sent.
+          await fsp.rm(dir, { recursive: true, force: true })
+          continue
+        }
+        if (meta.ended_at === undefined) finishUnfinished(dir, meta, prices)
+        pending.push({ agent, n, model: meta.route.model })
+      } catch (err) {
+        fault = `step ${formatStep(n)} cannot be finished: ${(err as Error).message}`
+        quarantined.push(quarantine(ws, agent, formatStep(n), fault))
       }
-      pending.push({ agent, n, model: meta.route.model })
+    }
+    if (pending.length > 0) pendingByAgent.set(agent, pending)
+  }
+  const all = [...pendingByAgent.values()].flat()
+  let failed: Map<string, Error>
+  try {
+    failed = (await ws.commitSteps(all)).failed
+  } catch {
+    // One agent's entry spoiled the shared pack: commit agent by agent to find it.
+    failed = new Map()
+    for (const [agent, steps] of pendingByAgent) {
+      try {
+        const r = await ws.commitSteps(steps)
+        for (const [a, e] of r.failed) failed.set(a, e)
+      } catch (err) {
+        failed.set(agent, err instanceof Error ? err : new Error(String(err)))
+      }
     }
   }
-  const { failed } = await ws.commitSteps(pending)
-  for (const [agent, err] of failed)
-    throw new Error(`recovering ${ws.name}/${agent}: ${err.message}`, { cause: err })
-  for (const s of pending)
-    log.info({ ws: ws.name, agent: s.agent, step: formatStep(s.n) }, 'recovered an uncommitted step')
+  let committedCount = 0
+  for (const [agent, steps] of pendingByAgent) {
+    const err = failed.get(agent)
+    if (err) {
+      // Nothing of this agent moved: every pending step goes aside, numbering resumes after the branch.
+      for (const s of steps)
+        quarantined.push(quarantine(ws, agent, formatStep(s.n), `its commit failed: ${err.message}`))
+      continue
+    }
+    committedCount += steps.length
+    for (const s of steps)
+      log.info({ ws: ws.name, agent, step: formatStep(s.n) }, 'recovered an uncommitted step')
+  }
   // Also drops what the commit worker had not pruned yet when the last serve stopped.
   for (const agent of await journalAgents(ws.journalDir)) {
-    await pruneJournal(ws.agentJournal(agent), await ws.committedSteps(agent))
+    if (checkName('agent', agent) === undefined) {
+      await pruneJournal(ws.agentJournal(agent), await ws.committedSteps(agent))
+    }
   }
-  return pending.length
+  return { committed: committedCount, quarantined }
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
@@ -117,11 +266,29 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   let plugins: PluginHost | undefined
   try {
     for (const name of await listWorkspaces(opts.home)) {
-      const ws = new Workspace(opts.home, name)
-      await recoverWorkspace(ws, opts.log) // its ensure() installs or refreshes the git hook
-      logHookInstall(opts.log, name, ws.hookInstall)
-      for (const warning of await configWarnings(ws.repo, config.providers)) {
-        opts.log.warn({ ws: name }, `roles: ${warning}; requests using that role are refused`)
+      // A workspace that cannot be recovered is reported and skipped: it never stops serve.
+      try {
+        const ws = new Workspace(opts.home, name)
+        const r = await recoverWorkspace(ws, opts.log, config.prices) // ensure() installs or refreshes the hook
+        if (r.quarantined.length > 0) {
+          opts.log.warn(
+            {
+              ws: name,
+              quarantined: r.quarantined.length,
+              dir: path.join(homePaths.quarantine(opts.home), name),
+            },
+            `moved ${r.quarantined.length} journal entr${r.quarantined.length === 1 ? 'y' : 'ies'} of ${name} that could not be committed aside (first: ${r.quarantined[0]?.agent}/${r.quarantined[0]?.step}: ${r.quarantined[0]?.reason})`,
+          )
+        }
+        logHookInstall(opts.log, name, ws.hookInstall)
+        for (const warning of await configWarnings(ws.repo, config.providers)) {
+          opts.log.warn({ ws: name }, `roles: ${warning}; requests using that role are refused`)
+        }
+      } catch (err) {
+        opts.log.error(
+          { ws: name, err: String(err) },
+          `workspace ${name} could not be recovered; serving without recovering it`,
+        )
       }
     }
     await syncRegistrations(opts.home, config)

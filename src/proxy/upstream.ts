@@ -106,7 +106,8 @@ export function responseHeaders(
   const listed = connectionListed(upstream as IncomingHttpHeaders)
   const out: OutgoingHttpHeaders = {}
   for (const [name, value] of Object.entries(upstream)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || listed.has(name)) continue
+    // `trailer` announces the trailers the client gets after the body: it goes through with them.
+    if (value === undefined || (HOP_BY_HOP.has(name) && name !== 'trailer') || listed.has(name)) continue
     out[name] = value
   }
   return out

@@ -24,6 +24,8 @@ export interface FinishJob {
   contentEncoding: string
   holdApplied: boolean
   prices: Readonly<Record<string, Price>> | undefined
+  /** The answer is whole in the journal's `response.part` (then an identity body is renamed, not rewritten). */
+  streamed?: boolean
 }
 
 /** Decode a body by its content-encoding, for the record and usage (the client got the raw bytes). */
@@ -52,15 +54,34 @@ export function completeFinish(job: FinishJob): StepMeta {
       decodeError = `the response could not be decoded (${job.contentEncoding}): ${(err as Error).message}`
     }
   }
-  const facts = decoded ? answerFacts(job.dialect, decoded, sse) : { usage: null, stopReason: null }
+  const facts = decoded
+    ? answerFacts(job.dialect, decoded, sse)
+    : { usage: null, stopReason: null, streamError: null }
+  // A 200 stream that carried an error event failed, whatever its status said.
+  const streamFailed = facts.streamError !== null && job.meta.outcome === 'ok'
   const meta: StepMeta = {
     ...job.meta,
+    ...(streamFailed ? { outcome: 'upstream_error' as const } : {}),
     response_file: decoded ? file : null,
     usage: facts.usage,
     cost: estimateCost(job.meta.route.model, facts.usage, job.holdApplied, job.prices, job.dialect),
     stop_reason: facts.stopReason,
-    error: job.meta.error ?? (decodeError ? { code: 'RESPONSE_UNDECODABLE', message: decodeError } : null),
+    error:
+      job.meta.error ??
+      (decodeError
+        ? { code: 'RESPONSE_UNDECODABLE', message: decodeError }
+        : facts.streamError
+          ? {
+              code: 'UPSTREAM_STREAM_ERROR',
+              message: `the provider's stream reported ${facts.streamError.type}: ${facts.streamError.message}`,
+            }
+          : null),
   }
-  finishRecord(job.dir, decoded ? { file, bytes: decoded } : undefined, meta)
+  const renamed = decoded !== null && decoded === raw && job.streamed === true
+  finishRecord(
+    job.dir,
+    decoded ? (renamed ? { file, fromPart: true } : { file, bytes: decoded }) : undefined,
+    meta,
+  )
   return meta
 }

@@ -23,6 +23,8 @@ export const homePaths = {
   journal: (home: string, ws: string) => path.join(homePaths.workspace(home, ws), 'steps'),
   agentJournal: (home: string, ws: string, agent: string) =>
     path.join(homePaths.journal(home, ws), assertName('agent', agent)),
+  /** Journal entries recovery could not commit, moved aside: `<home>/quarantine/<ws>/<agent>/<NNN>/`. */
+  quarantine: (home: string) => path.join(home, 'quarantine'),
 }
 
 /** The path of a step's files inside the agent's tree in git: `steps/<agent>/<NNN>`. */

@@ -40,7 +40,11 @@ function anthropicError(r: RawResponse, status: number): string {
   return body.error.message
 }
 
-const homeTree = (): string[] => listTree(path.join(p.home, 'workspaces'))
+/** Everything under the workspaces, once steps in flight have finished. */
+const homeTree = async (): Promise<string[]> => {
+  await p.settled()
+  return listTree(path.join(p.home, 'workspaces'))
+}
 
 /** One raw exchange over a socket: what the server answers to exactly these bytes. */
 function rawSocket(bytes: string, waitMs = 5000): Promise<string> {
@@ -63,12 +67,12 @@ describe('names', () => {
   it.each([101, 251, 255, 256, 300])(
     'refuses a %i-byte agent name with a 400 naming the limit, leaving nothing',
     async (n) => {
-      const before = homeTree()
+      const before = await homeTree()
       const r = await post(`/w/names/a/${'a'.repeat(n)}/v1/messages`)
       expect(anthropicError(r, 400)).toMatch(
         `is ${n} bytes long: a name is at most ${MAX_NAME_BYTES} bytes of UTF-8`,
       )
-      expect(homeTree()).toEqual(before)
+      expect(await homeTree()).toEqual(before)
       expect(p.fake.received).toHaveLength(0)
     },
   )
@@ -188,10 +192,10 @@ describe('browsers', () => {
   })
 
   it('refuses a recorded body without a content-type, leaving nothing on disk', async () => {
-    const before = homeTree()
+    const before = await homeTree()
     const r = await rawRequest(p.url, { method: 'POST', path: '/w/untyped/a/main/v1/messages', body: HELLO })
     expect(r.status).toBe(415)
-    expect(homeTree()).toEqual(before)
+    expect(await homeTree()).toEqual(before)
   })
 
   it.each([
@@ -269,7 +273,7 @@ describe('answers', () => {
   })
 
   it('answers a body that stalls before its content-length with a 408, leaving nothing', async () => {
-    const before = homeTree()
+    const before = await homeTree()
     const got = await rawSocket(
       'POST /w/stall/a/main/v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n' +
         'anthropic-version: 2023-06-01\r\ncontent-length: 500\r\n\r\n{"model":"m"',
@@ -278,7 +282,7 @@ describe('answers', () => {
     expect(JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4))).toMatchObject({
       error: { type: 'timeout_error' },
     })
-    expect(homeTree()).toEqual(before)
+    expect(await homeTree()).toEqual(before)
   })
 })
 

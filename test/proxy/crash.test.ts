@@ -80,13 +80,27 @@ async function committedSteps(agent: string): Promise<string[]> {
   }
 }
 
-/** Every request.json in an agent's journal: step → bytes. */
+/**
+ * Every complete record in an agent's journal: step → request bytes. As the product counts them:
+ * a request.json of exactly the meta's `request_bytes` (a kill mid-write leaves a shorter one,
+ * or a 0-byte one, which was never sent).
+ */
 function journalRequests(agent: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>()
   if (!fs.existsSync(journal(agent))) return out
   for (const step of fs.readdirSync(journal(agent))) {
     const file = path.join(journal(agent), step, 'request.json')
-    if (fs.existsSync(file)) out.set(step, fs.readFileSync(file))
+    let meta: { request_bytes?: number } | undefined
+    try {
+      meta = JSON.parse(fs.readFileSync(path.join(journal(agent), step, 'meta.json'), 'utf8')) as {
+        request_bytes?: number
+      }
+    } catch {
+      continue // no meta (or a torn one): the record never completed
+    }
+    if (!fs.existsSync(file)) continue
+    const bytes = fs.readFileSync(file)
+    if (bytes.length === meta.request_bytes) out.set(step, bytes)
   }
   return out
 }
@@ -215,4 +229,4 @@ it('loses nothing sent and leaves no gap when bursts are killed at random moment
   }
   expect(await server.kill('SIGTERM')).toBe(0)
   server = undefined
-}, 30_000) // three kill/restart rounds: about 10 s alone, more beside other suites
+}, 120_000) // three kill/restart rounds: about 10 s alone, several times that on two loaded cores

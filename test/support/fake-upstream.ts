@@ -42,6 +42,8 @@ export interface Script {
   hang?: boolean
   /** The reply text. */
   text?: string
+  /** HTTP trailers sent after an event stream (declared in a `trailer` header). */
+  trailers?: Record<string, string>
 }
 
 export interface FakeUpstream {
@@ -525,6 +527,7 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
         })
       end = () => void gzip.end()
     }
+    if (script?.trailers) headers.trailer = Object.keys(script.trailers).join(', ')
     res.writeHead(ex.script?.status ?? 200, withScriptHeaders(ex, headers))
     res.flushHeaders()
     const count = script?.failMidStream ? Math.ceil(events.length / 2) : events.length
@@ -534,6 +537,7 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
       await write(events[i]!)
     }
     if (res.destroyed) return
+    if (script?.trailers) res.addTrailers(script.trailers)
     if (script?.failMidStream) cut(ex)
     else end()
   }
