@@ -25,6 +25,51 @@ export class Mutex {
   }
 }
 
+/**
+ * The previous requests the agents keep in memory, bounded by total bytes over all agents: the
+ * least recently used agent's copy is dropped first (it reads its record from disk next time).
+ */
+export class PreviousCache {
+  /** Map order is use order: the first entry is the least recently used. */
+  private readonly entries = new Map<AgentState, number>()
+  private total = 0
+
+  constructor(readonly budget: number) {}
+
+  /** `agent` now holds a copy of `size` bytes (measured as what it keeps alive). */
+  touch(agent: AgentState, size: number): void {
+    this.forget(agent)
+    if (size > this.budget) {
+      agent.cached = undefined
+      return
+    }
+    this.entries.set(agent, size)
+    this.total += size
+    for (const [other, s] of this.entries) {
+      if (this.total <= this.budget) break
+      if (other === agent) continue
+      this.entries.delete(other)
+      this.total -= s
+      other.cached = undefined
+    }
+  }
+
+  forget(agent: AgentState): void {
+    const old = this.entries.get(agent)
+    if (old === undefined) return
+    this.entries.delete(agent)
+    this.total -= old
+  }
+
+  /** Bytes held now, and by how many agents (health). */
+  get held(): { bytes: number; agents: number } {
+    return { bytes: this.total, agents: this.entries.size }
+  }
+}
+
+/** What a kept previous request costs in memory: its bytes and the parsed fields kept beside them. */
+const keptSize = (p: PreviousStep): number => 3 * p.bytes.length
+
 export interface CachedPrevious {
   step: number
   previous: PreviousStep
@@ -54,6 +99,8 @@ export class AgentState {
     private readonly committer: Committer,
     /** Run `git gc` on the workspace after this many step commits (0: never). */
     private readonly gcEvery = 0,
+    /** The shared memory budget for previous requests (none: unbounded, for tests of one agent). */
+    private readonly cache?: PreviousCache,
   ) {}
 
   /** Number from the journal and the branch, whichever is further (the journal may be pruned). */
@@ -83,7 +130,10 @@ export class AgentState {
     const stamp = fileStamp(file)
     if (stamp === undefined) return undefined
     const c = this.cached
-    if (c && c.step === step - 1 && c.stamp === stamp) return c.previous
+    if (c && c.step === step - 1 && c.stamp === stamp) {
+      this.cache?.touch(this, keptSize(c.previous)) // used again: the most recent now
+      return c.previous
+    }
     let bytes: Buffer
     try {
       bytes = fs.readFileSync(file)
@@ -104,6 +154,7 @@ export class AgentState {
       status: meta?.status ?? undefined,
     }
     this.cached = { step: step - 1, previous, stamp }
+    this.cache?.touch(this, keptSize(previous))
     return previous
   }
 
@@ -115,6 +166,7 @@ export class AgentState {
       longTtl: previous.longTtl ?? longTtl(previous.bytes, previous.parsed),
     }
     this.cached = { step, previous, stamp: fileStamp(previous.path) ?? '' }
+    this.cache?.touch(this, keptSize(previous))
   }
 
   /** The provider answered step `n` with `status` (the hold refuses to hold after a 4xx). */

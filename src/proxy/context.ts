@@ -12,7 +12,7 @@ import { Workspace } from '../store/workspace'
 import { ConfigReader } from '../store/config-lineage'
 import { ToolHosts } from '../tools/hosts'
 import { PluginHost } from '../plugins/host'
-import { AgentState } from './agents'
+import { AgentState, PreviousCache } from './agents'
 import { McpEndpoint } from './mcp'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
@@ -25,6 +25,8 @@ const PACKAGE_VERSION = (
 export class ServerContext {
   readonly workspaces = new Map<string, Workspace>()
   readonly agents = new Map<string, AgentState>()
+  /** The memory budget of the agents' previous requests (holdfast.yaml limits.previous_cache_bytes). */
+  readonly previousCache: PreviousCache
   readonly inflight = new Set<Promise<unknown>>()
   closing = false
   readonly holdTtlMs: number
@@ -51,6 +53,7 @@ export class ServerContext {
     this.holdLongTtlMs = config.hold?.long_ttl_ms ?? LONG_CACHE_TTL_MS
     this.bodyLimit = config.limits?.body_bytes ?? 32 * 1024 * 1024
     this.journalFsync = config.journal?.fsync === true
+    this.previousCache = new PreviousCache(config.limits?.previous_cache_bytes ?? 64 * 1024 * 1024)
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200
     this.tools = new ToolHosts(home, () => this.config, log)
     this.mcp = new McpEndpoint(this.tools, PACKAGE_VERSION)
@@ -78,7 +81,7 @@ export class ServerContext {
     const key = `${ws}\0${name}`
     let a = this.agents.get(key)
     if (!a) {
-      a = new AgentState(this.workspace(ws), name, this.log, this.committer, this.gcEvery)
+      a = new AgentState(this.workspace(ws), name, this.log, this.committer, this.gcEvery, this.previousCache)
       this.agents.set(key, a)
     }
     return a

@@ -1,0 +1,146 @@
+/**
+ * Memory under many agents: the built proxy (`npm run build` first) takes N requests of about
+ * 10 KB spread over A agents (each agent's conversation grows one turn per request), against the
+ * fake upstream in lite mode; prints the proxy's RSS after every quarter and at the end, and the
+ * previous-request cache it holds. Run: `node -r ./test/support/register.js bench/memory.ts
+ * [requests=10000] [agents=2500] [concurrency=16]`. Measures; asserts nothing.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import readline from 'node:readline'
+
+const ROOT = path.join(__dirname, '..')
+const REGISTER = path.join(ROOT, 'test', 'support', 'register.js')
+const [N = 10_000, A = 2_500, C = 16] = process.argv.slice(2).map(Number)
+
+async function start(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const line = await new Promise<string>((resolve, reject) => {
+    readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', resolve)
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)))
+  })
+  const url = /(http:\/\/\S+)/.exec(line)?.[1]
+  if (!url) throw new Error(`no url in: ${line}`)
+  return { child, url }
+}
+
+const rssMb = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+function post(url: string, body: Buffer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': body.length,
+          'anthropic-version': '2023-06-01',
+        },
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+const filler = 'lorem ipsum dolor sit amet '.repeat(400).slice(0, 10_000)
+function body(agentIx: number, turn: number): Buffer {
+  const messages: object[] = [{ role: 'user', content: `agent ${agentIx} ${filler}` }]
+  for (let t = 1; t <= turn; t++)
+    messages.push({ role: 'assistant', content: `ok ${t}` }, { role: 'user', content: `turn ${t}` })
+  return Buffer.from(
+    JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 16,
+      system: 'You are a benchmark.',
+      tools: [{ name: 'Read', input_schema: { type: 'object' } }],
+      messages,
+    }),
+  )
+}
+
+async function main(): Promise<void> {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-memory-'))
+  const fake = await start([
+    '-r',
+    REGISTER,
+    'test/support/fake-upstream-main.ts',
+    '--port',
+    '0',
+    '--no-cache-model',
+  ])
+  fs.writeFileSync(
+    path.join(home, 'holdfast.yaml'),
+    JSON.stringify({
+      listen: { host: '127.0.0.1', port: 0 },
+      defaults: { workspace: 'mem', agent: 'main' },
+      providers: {
+        anthropic: { dialect: 'anthropic', base_url: fake.url },
+        openai: { dialect: 'openai', base_url: `${fake.url}/v1` },
+      },
+      maintenance: { gc_every_steps: 0 },
+    }),
+  )
+  const proxy = await start(
+    [path.join(ROOT, 'dist', 'cli', 'run.js'), 'serve', '--home', home, '--port', '0'],
+    { HOLDFAST_LOG_LEVEL: 'warn' },
+  )
+  const pid = proxy.child.pid as number
+  console.log(`proxy idle: RSS ${rssMb(pid).toFixed(0)} MB`)
+  let next = 0
+  let failed = 0
+  const t0 = Date.now()
+  const lanes = Array.from({ length: C }, async () => {
+    for (;;) {
+      const i = next++
+      if (i >= N) return
+      const a = i % A
+      const status = await post(`${proxy.url}/w/mem/a/a${a}/v1/messages`, body(a, Math.floor(i / A)))
+      if (status !== 200) failed++
+      if ((i + 1) % Math.ceil(N / 4) === 0)
+        console.log(`after ${i + 1} requests: RSS ${rssMb(pid).toFixed(0)} MB`)
+    }
+  })
+  await Promise.all(lanes)
+  await new Promise((r) => setTimeout(r, 2000)) // commits land
+  const health = JSON.parse(
+    await new Promise<string>((resolve) => {
+      http.get(`${proxy.url}/_holdfast/health`, (res) => {
+        let s = ''
+        res.on('data', (d) => (s += d))
+        res.on('end', () => resolve(s))
+      })
+    }),
+  ) as { previous_cache?: { bytes: number; agents: number }; memory_mb: Record<string, number> }
+  console.log(
+    `${N} requests over ${A} agents (c=${C}) in ${((Date.now() - t0) / 1000).toFixed(1)} s, ${failed} not 200`,
+  )
+  console.log(
+    `proxy RSS at the end: ${rssMb(pid).toFixed(0)} MB; heap used ${health.memory_mb.heapUsed} MB; previous-request cache ${((health.previous_cache?.bytes ?? 0) / 1048576).toFixed(1)} MB over ${health.previous_cache?.agents} agents`,
+  )
+  proxy.child.kill('SIGTERM')
+  fake.child.kill('SIGTERM')
+  await new Promise((r) => proxy.child.once('exit', r))
+  fs.rmSync(home, { recursive: true, force: true })
+  agent.destroy()
+}
+
+void main()
