@@ -267,6 +267,41 @@ async function main(): Promise<void> {
     )
     process.stderr.write(`done: ${k.name} c=${k.c}\n`)
   }
+  // The cost of journal.fsync: a second holdfast on its own home with fsync on, beside the first.
+  const syncHome = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-bench-fsync-'))
+  const yaml = JSON.parse(fs.readFileSync(path.join(home, 'holdfast.yaml'), 'utf8')) as Record<
+    string,
+    unknown
+  >
+  fs.writeFileSync(
+    path.join(syncHome, 'holdfast.yaml'),
+    JSON.stringify({ ...yaml, journal: { fsync: true } }),
+  )
+  const synced = await start(
+    [path.join(ROOT, 'dist', 'cli', 'run.js'), 'serve', '--home', syncHome, '--port', '0'],
+    {
+      HOLDFAST_LOG_LEVEL: 'warn',
+    },
+  )
+  const viaSynced = (lane: number, tag: string): string =>
+    `${synced.url}/w/bench/a/${tag}-${lane}/v1/messages`
+  for (let i = 0; i < 30; i++) await post(viaSynced(0, 'warm'), body(10_000, false, `w${i}`))
+  const fsyncRows: string[] = []
+  for (const stream of [false, true]) {
+    const tag = `fsync-${stream ? 's' : 'j'}`
+    const make = (i: number): Buffer => body(10_000, stream, `${tag}-${i}`)
+    const n = Math.round(300 * scale)
+    const d = await load(direct, make, n, 1)
+    const plain = await load((lane) => via(lane, `${tag}-plain`), make, n, 1)
+    const s = await load((lane) => viaSynced(lane, tag), make, n, 1)
+    fsyncRows.push(
+      `| 10 KB ${stream ? 'SSE' : 'JSON'} | 1 | ${f(plain.p50 - d.p50)} / **${f(s.p50 - d.p50)}** | ${f(plain.p99 - d.p99)} / ${f(s.p99 - d.p99)} |${stream ? ` ${f(plain.ttfb50 - d.ttfb50)} / ${f(s.ttfb50 - d.ttfb50)} |` : ' - |'}`,
+    )
+  }
+  synced.child.kill('SIGTERM')
+  await new Promise((r) => synced.child.once('exit', r))
+  fs.rmSync(syncHome, { recursive: true, force: true })
+  process.stderr.write('done: fsync\n')
   // Step cost as history grows: one agent, 500 sequential steps of a growing conversation.
   resetPeak(pid)
   const steps = QUICK ? 150 : 500
@@ -331,6 +366,12 @@ async function main(): Promise<void> {
     `| steps ${steps - 49}–${steps} (requests ${kb(sizes[steps - 50])}–${kb(sizes[steps - 1])} KB) | ${f(pct(late, 50))} | ${f(pct(late, 99))} |`,
     '',
     `Peak RSS over the growing conversation: ${f(peak)} MB. All steps committed ${f(drainMs)} ms after the last answer.`,
+    '',
+    'journal.fsync (the request record flushed before the send, the answer before its end reaches the client):',
+    '',
+    '| case | c | added p50 ms (holdfast / with fsync) | added p99 ms | added time to first byte ms |',
+    '|---|---|---|---|---|',
+    ...fsyncRows,
     '',
     ...roles,
   ]

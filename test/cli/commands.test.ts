@@ -185,7 +185,9 @@ describe('holdfast steps', () => {
       String(sum('cache_write')),
       String(sum('output')),
     ])
-    expect(refusal(empty)).toMatch(/^holdfast: no agent "nobody" in workspace "default"; its agents: .*\bcli\b/)
+    expect(refusal(empty)).toMatch(
+      /^holdfast: no agent "nobody" in workspace "default"; its agents: .*\bcli\b/,
+    )
     expect(refusal(bad)).toMatch(/agent/)
   })
 })

@@ -135,7 +135,7 @@ it('on SIGTERM finishes the step in flight, commits it, removes serve.json and e
       messages: [{ role: 'user', content: 'hi' }],
     }),
   }).then(async (r) => ({ status: r.status, body: await r.text() }))
-  await eventually(() => fake.received.length === 1, 5000, 'the step to be sent')
+  await eventually(() => fake.received.length === 1, 20_000, 'the step to be sent')
   const exited = s.kill('SIGTERM')
   running.length = 0
   const res = await answer

@@ -137,7 +137,7 @@ export function cli(
     cwd: ROOT,
     env: { ...process.env, ...env },
     encoding: 'utf8',
-    timeout: 20_000,
+    timeout: 45_000,
   })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
@@ -162,7 +162,7 @@ export async function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}): P
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
   const line = await new Promise<string>((resolve, reject) => {
     const rl = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream })
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${err}`)), 15_000)
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${err}`)), 45_000)
     rl.once('line', (l) => {
       clearTimeout(timer)
       resolve(l)

@@ -114,7 +114,7 @@ export interface Run {
  * Run the CLI asynchronously (several can run at once, and an in-process server keeps serving);
  * a command still running after `timeoutMs` is killed and reported with its signal.
  */
-export function cliAsync(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 15_000): Promise<Run> {
+export function cliAsync(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 45_000): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['-r', REGISTER, CLI, ...args], {
       cwd: ROOT,
