@@ -31,8 +31,6 @@ export function registerServe(program: Command): void {
       } catch (err) {
         throw new CliError((err as Error).message)
       }
-      process.stdout.write(`holdfast listening on ${server.url}\n`)
-      log.info({ home, url: server.url, pid: process.pid }, 'serving')
       const stop = (signal: string): void => {
         log.info({ signal }, 'finishing in-flight steps and commits, then exiting')
         server.close().then(
@@ -43,7 +41,10 @@ export function registerServe(program: Command): void {
           },
         )
       }
+      // Handlers first: a SIGTERM right after the listening line still finishes and removes serve.json.
       process.once('SIGINT', () => stop('SIGINT'))
       process.once('SIGTERM', () => stop('SIGTERM'))
+      process.stdout.write(`holdfast listening on ${server.url}\n`)
+      log.info({ home, url: server.url, pid: process.pid }, 'serving')
     })
 }
