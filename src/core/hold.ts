@@ -102,7 +102,8 @@ export const MAX_BREAKPOINTS = 4
 
 export function hold(
   dialect: Dialect,
-  previous: PreviousStep | undefined,
+  /** The previous step's record; a RecordFault when it could not be read back; undefined when none. */
+  previous: PreviousStep | RecordFault | undefined,
   composed: Composed,
   ctx: HoldContext,
 ): HoldResult {
@@ -114,6 +115,13 @@ export function hold(
         : { applied: false, reason, detail, held: [] },
   })
   if (previous === undefined) return whole('first-step')
+  // A record that cannot be read back never blocks the agent: the composition goes as it is.
+  if (previous instanceof RecordFault) {
+    return whole(
+      'record-fault',
+      `the previous step's request.json cannot be read back as a request: ${previous.problem}`,
+    )
+  }
 
   const was = dialect.facets(previous.parsed, previous.headers)
   const now = dialect.facets(composed.parsed, composed.headers)

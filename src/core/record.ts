@@ -1,36 +1,57 @@
 /**
- * Reading a recorded request back (the hold's previous step, `why`): the same limits as a request
- * the proxy accepts. Pure. Invariant: a record too deep, not JSON, not an object or failing the
- * dialect's shape check is a RecordFault, never a crash deeper in (nothing recurses past the limit).
+ * Reading request bytes as a request, for the proxy (a client's body) and the hold and `why` (a
+ * recorded one): at most MAX_NESTING deep (checked on the bytes, before parsing, so nothing
+ * recurses deeper), JSON, one object, every field the dialect reads of the right type. Pure.
+ * Invariant: the same bytes read the same way on both sides; only the words of a refusal differ.
  */
 import type { Dialect } from '../dialects/types'
 import { RecordFault } from './hold'
 import { isObject, type Json, type JsonObject } from './json'
 import { MAX_NESTING, nestingDepth } from './splice'
 
-/**
- * A reader of recorded requests for the hold: a record that is too deep, does not parse, is not
- * an object or fails the dialect's shape check is a RecordFault (the step then goes as composed).
- */
-export const recordParser =
-  (dialect: Dialect) =>
-  (bytes: Buffer, file: string): JsonObject => {
-    if (nestingDepth(bytes, MAX_NESTING) > MAX_NESTING)
-      throw new RecordFault(file, `nested deeper than ${MAX_NESTING} levels`)
-    const v = parseRecord(bytes, file)
-    const bad = dialect.checkShape(v)
-    if (bad) throw new RecordFault(file, bad)
-    return v
-  }
+/** Why bytes are not a request: too deep, not JSON (the parser's words), not an object, or a field. */
+export type NotARequest =
+  | { why: 'too-deep' }
+  | { why: 'not-json'; detail: string }
+  | { why: 'not-an-object' }
+  | { why: 'field'; detail: string }
 
-/** Parse a recorded request; a record that does not parse is a RecordFault. */
-export function parseRecord(bytes: Buffer, file: string): JsonObject {
+/** The request the bytes hold, or why they hold none. `dialect` undefined: no field checks. */
+export function readRequest(
+  bytes: Buffer,
+  dialect: Dialect | undefined,
+): { ok: true; value: JsonObject } | ({ ok: false } & NotARequest) {
+  if (nestingDepth(bytes, MAX_NESTING) > MAX_NESTING) return { ok: false, why: 'too-deep' }
   let v: Json
   try {
     v = JSON.parse(bytes.toString('utf8')) as Json
   } catch (err) {
-    throw new RecordFault(file, `not JSON (${(err as Error).message})`)
+    return { ok: false, why: 'not-json', detail: (err as Error).message }
   }
-  if (!isObject(v)) throw new RecordFault(file, 'not a JSON object')
-  return v
+  if (!isObject(v)) return { ok: false, why: 'not-an-object' }
+  const bad = dialect?.checkShape(v)
+  return bad === undefined ? { ok: true, value: v } : { ok: false, why: 'field', detail: bad }
 }
+
+/** The problem of a record that is not a request, as RecordFault words it. */
+function problemOf(n: NotARequest): string {
+  if (n.why === 'too-deep') return `nested deeper than ${MAX_NESTING} levels`
+  if (n.why === 'not-json') return `not JSON (${n.detail})`
+  if (n.why === 'not-an-object') return 'not a JSON object'
+  return n.detail
+}
+
+/**
+ * A reader of recorded requests for the hold: a record that is not a request (readRequest) is a
+ * RecordFault, and the step then goes as composed. `dialect` undefined: no field checks.
+ */
+export const recordParser =
+  (dialect: Dialect | undefined) =>
+  (bytes: Buffer, file: string): JsonObject => {
+    const r = readRequest(bytes, dialect)
+    if (!r.ok) throw new RecordFault(file, problemOf(r))
+    return r.value
+  }
+
+/** A recorded request without field checks (tests of the record cache). */
+export const parseRecord = recordParser(undefined)

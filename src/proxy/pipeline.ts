@@ -12,20 +12,12 @@ import { HoldfastError } from '../core/errors'
 import { redactQuery, sanitizeHeaders } from '../core/headers'
 import { hold, type HoldVerdict, type PreviousStep, RecordFault } from '../core/hold'
 import { withHistoryClosed } from '../core/history-closure'
-import { isObject, type Json, type JsonObject } from '../core/json'
-import { recordParser } from '../core/record'
+import type { Json, JsonObject } from '../core/json'
+import { readRequest, recordParser } from '../core/record'
 import { presentedName } from '../core/loaded-set'
 import { formatStep } from '../core/naming'
 import { type RoleDecl, routeByRole } from '../core/roles'
-import {
-  applyEdits,
-  jsonBytes,
-  MAX_NESTING,
-  nestingDepth,
-  scanTopLevel,
-  type ScannedTop,
-  toolsEdit,
-} from '../core/splice'
+import { applyEdits, jsonBytes, MAX_NESTING, scanTopLevel, type ScannedTop, toolsEdit } from '../core/splice'
 import type { Dialect } from '../dialects/types'
 import type { Change, StepMeta } from '../generated/meta'
 import type { ProviderRow } from '../store/config'
@@ -99,23 +91,26 @@ export interface Exchange {
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)
 
 /**
- * Parse a body that must be one JSON object, nested at most MAX_NESTING deep, with no repeated
- * top-level key; 400 otherwise. The depth is checked on the bytes first, so nothing recurses deeper.
+ * Parse a body that must be a request (core/record: nested at most MAX_NESTING deep, one JSON
+ * object, the fields the dialect reads of the right type) with no repeated top-level key; 400
+ * otherwise, in words that name the problem.
  */
-export function parseBody(raw: Buffer): { parsed: JsonObject; top: ScannedTop } {
-  if (nestingDepth(raw, MAX_NESTING) > MAX_NESTING) {
-    throw new HoldfastError('BAD_JSON', `the request body is nested deeper than ${MAX_NESTING} levels`)
+export function parseBody(raw: Buffer, dialect: Dialect): { parsed: JsonObject; top: ScannedTop } {
+  const r = readRequest(raw, dialect)
+  if (!r.ok) {
+    if (r.why === 'field') throw new HoldfastError('BAD_FIELD', `the request is refused: ${r.detail}`)
+    throw new HoldfastError(
+      'BAD_JSON',
+      r.why === 'too-deep'
+        ? `the request body is nested deeper than ${MAX_NESTING} levels`
+        : r.why === 'not-json'
+          ? `the request body is not valid JSON: ${r.detail}`
+          : 'the request body must be a JSON object',
+    )
   }
-  let parsed: Json
-  try {
-    parsed = JSON.parse(raw.toString('utf8')) as Json
-  } catch (err) {
-    throw new HoldfastError('BAD_JSON', `the request body is not valid JSON: ${(err as Error).message}`)
-  }
-  if (!isObject(parsed)) throw new HoldfastError('BAD_JSON', 'the request body must be a JSON object')
   const top = scanTopLevel(raw)
   if (!top.ok) throw new HoldfastError('BAD_JSON', `the request body is refused: ${top.error}`)
-  return { parsed, top }
+  return { parsed: r.value, top }
 }
 
 /** accept: the body is read (size-limited by the server) and parsed once. */
@@ -128,9 +123,7 @@ export function accept(
   headers: IncomingHttpHeaders,
   raw: Buffer,
 ): Exchange {
-  const { parsed, top } = parseBody(raw)
-  const bad = dialect.checkShape(parsed)
-  if (bad) throw new HoldfastError('BAD_FIELD', `the request is refused: ${bad}`)
+  const { parsed, top } = parseBody(raw, dialect)
   let clean: Readonly<Record<string, string>> | undefined
   return {
     id: randomUUID(),
@@ -349,23 +342,12 @@ export function applyHold(
   previous: PreviousStep | RecordFault | undefined,
 ): void {
   const composed = ex.composed as NonNullable<Exchange['composed']>
-  const result =
-    previous instanceof RecordFault
-      ? {
-          body: composed.bytes,
-          verdict: {
-            applied: false,
-            reason: 'record-fault' as const,
-            detail: `the previous step's request.json cannot be read back as a request: ${previous.problem}`,
-            held: [],
-          },
-        }
-      : hold(
-          ex.dialect,
-          previous,
-          { ...composed, headers: keyingHeaders(ex.headers) },
-          { now: Date.now(), ttlMs: ctx.holdTtlMs, longTtlMs: ctx.holdLongTtlMs },
-        )
+  const result = hold(
+    ex.dialect,
+    previous,
+    { ...composed, headers: keyingHeaders(ex.headers) },
+    { now: Date.now(), ttlMs: ctx.holdTtlMs, longTtlMs: ctx.holdLongTtlMs },
+  )
   const v = result.verdict
   let parsed = composed.parsed
   if (v.applied && previous && !(previous instanceof RecordFault)) {
