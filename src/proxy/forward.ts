@@ -116,16 +116,20 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
     const length = Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined
     let delivered = 0
     let completed = false
+    // undici fills the trailers in once the body has ended (none for a body of declared length).
+    const trailersOf = (): Record<string, string> | undefined => {
+      const t = up.trailers as Record<string, string> | undefined
+      return t && Object.keys(t).length > 0 ? t : undefined
+    }
     const complete = (): void => {
       if (!tee || completed) return
       completed = true
+      const trailers = trailersOf()
       teeing(() => {
         tee.complete({
           status: up.statusCode,
           headers: up.headers,
-          ...(up.trailers && Object.keys(up.trailers).length > 0
-            ? { trailers: up.trailers as Record<string, string> }
-            : {}),
+          ...(trailers ? { trailers } : {}),
           ttfb_ms: result.ttfbMs === null ? null : round(result.ttfbMs),
           total_ms: round(performance.now() - t0),
           ended_at: new Date().toISOString(),
@@ -142,10 +146,9 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
       if (length !== undefined && delivered >= length) complete()
       if (!res.write(chunk)) await once(res, 'drain', { signal: ac.signal })
     }
-    const trailers = up.trailers as Record<string, string> | undefined
-    const hasTrailers = trailers !== undefined && Object.keys(trailers).length > 0
     complete()
-    if (hasTrailers) res.addTrailers(trailers)
+    const trailers = trailersOf()
+    if (trailers) res.addTrailers(trailers)
     res.end()
   } catch (err) {
     tee?.close()
@@ -165,7 +168,8 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
     }
     up.body.destroy()
   }
-  result.body = Buffer.concat(chunks)
+  // A whole answer in the journal is read there by the finish; only an untee'd one is kept here.
+  if (!result.streamed) result.body = Buffer.concat(chunks)
   return done()
 }
 
@@ -201,7 +205,8 @@ export async function finish(ctx: ServerContext, ex: Exchange, f: Forwarded): Pr
       response_headers: recordedResponseHeaders(f.headers),
       error: f.error,
     },
-    body: f.status === null ? null : f.body,
+    // Streamed: the worker reads the journal's copy (nothing is cloned across threads).
+    body: f.status === null || f.streamed ? null : f.body,
     contentType: str(f.headers['content-type']),
     contentEncoding: str(f.headers['content-encoding']),
     holdApplied: sent.verdict.applied,

@@ -93,16 +93,11 @@ function quarantine(ws: Workspace, agent: string, entry: string, reason: string)
 function finishUnfinished(dir: string, meta: StepMeta, prices: HoldfastConfig['prices']): void {
   const part = path.join(dir, PART_FILE)
   const head = readResponseHead(dir)
-  const partBytes = fs.existsSync(part) ? fs.readFileSync(part) : undefined
-  // A finish cut short may already have moved the answer to its response file (decoded).
+  const partSize = fs.statSync(part, { throwIfNoEntry: false })?.size
+  // A response file: written (atomically) or renamed from the part by a finish cut short.
   const written = RESPONSE_FILES.find((f) => fs.existsSync(path.join(dir, f)))
-  const whole =
-    head && partBytes && partBytes.length === head.bytes
-      ? { bytes: partBytes, encoding: str(head.headers['content-encoding']), streamed: true }
-      : head && partBytes === undefined && written
-        ? { bytes: fs.readFileSync(path.join(dir, written)), encoding: '', streamed: false }
-        : undefined
-  if (head && whole) {
+  if (head && (partSize === head.bytes || (partSize === undefined && written))) {
+    const fromPart = partSize === head.bytes
     completeFinish({
       dir,
       dialect: meta.dialect,
@@ -116,37 +111,34 @@ function finishUnfinished(dir: string, meta: StepMeta, prices: HoldfastConfig['p
         response_headers: recordedResponseHeaders(head.headers),
         error: null,
       },
-      body: whole.bytes,
+      // The part holds the provider's bytes; a response file already holds them decoded.
+      body: fromPart ? null : fs.readFileSync(path.join(dir, written as string)),
+      streamed: fromPart,
       contentType: str(head.headers['content-type']),
-      contentEncoding: whole.encoding,
+      contentEncoding: fromPart ? str(head.headers['content-encoding']) : '',
       holdApplied: meta.hold.applied,
       prices,
-      streamed: whole.streamed,
     })
     return
   }
-  // A response file written (atomically) by a finish cut short before its meta is whole: name it.
-  const complete = written ?? null
-  if (complete === null && partBytes !== undefined && partBytes.length > 0) {
-    fs.renameSync(part, path.join(dir, 'response.txt'))
-  }
-  const sent = partBytes !== undefined || complete !== null
+  const cutOff = written === undefined && partSize !== undefined && partSize > 0
+  if (cutOff) fs.renameSync(part, path.join(dir, 'response.txt'))
+  const sent = partSize !== undefined || written !== undefined
   finishRecord(dir, undefined, {
     ...meta,
     ended_at: new Date().toISOString(),
     status: null,
     outcome: sent ? 'interrupted' : 'not_sent',
-    response_file: complete ?? (partBytes && partBytes.length > 0 ? 'response.txt' : null),
+    response_file: written ?? (cutOff ? 'response.txt' : null),
     usage: null,
     cost: null,
     stop_reason: null,
     error: sent
       ? {
           code: 'INTERRUPTED',
-          message:
-            complete === null && partBytes && partBytes.length > 0
-              ? `holdfast stopped after ${partBytes.length} bytes of the answer (kept raw in response.txt); recovered at the next start`
-              : 'holdfast stopped before this step finished; recovered at the next start',
+          message: cutOff
+            ? `holdfast stopped after ${partSize} bytes of the answer (kept raw in response.txt); recovered at the next start`
+            : 'holdfast stopped before this step finished; recovered at the next start',
         }
       : {
           code: 'NOT_SENT',

@@ -5,26 +5,31 @@
  * response is written before the meta that names it; a body that cannot be decoded is kept raw
  * and the meta says so.
  */
+import fs from 'node:fs'
+import path from 'node:path'
 import zlib from 'node:zlib'
 import { estimateCost } from '../core/cost'
 import { answerFacts } from '../core/usage'
 import type { DialectName } from '../dialects/types'
 import type { Price } from '../generated/holdfast'
 import type { StepMeta } from '../generated/meta'
-import { finishRecord, type ResponseFile } from './journal'
+import { finishRecord, PART_FILE, type ResponseFile } from './journal'
 
 export interface FinishJob {
   dir: string
   dialect: DialectName
   /** The meta with everything but what the answer's body says (usage, cost, stop reason). */
   meta: StepMeta
-  /** The answer's bytes as the provider sent them (possibly gzip/br), or none when no answer came. */
+  /**
+   * The answer's bytes as the provider sent them (possibly gzip/br), or none when no answer came
+   * or when `streamed` (then they are read from the journal's `response.part`).
+   */
   body: Buffer | null
   contentType: string
   contentEncoding: string
   holdApplied: boolean
   prices: Readonly<Record<string, Price>> | undefined
-  /** The answer is whole in the journal's `response.part` (then an identity body is renamed, not rewritten). */
+  /** The answer is whole in the journal's `response.part` (read from there; an identity body is renamed, not rewritten). */
   streamed?: boolean
 }
 
@@ -44,7 +49,11 @@ export function completeFinish(job: FinishJob): StepMeta {
   const sse = type.includes('text/event-stream')
   const file: ResponseFile = sse ? 'response.sse' : type.includes('json') ? 'response.json' : 'response.txt'
   // Sent from the serving thread, a Buffer arrives as a plain Uint8Array: view it as a Buffer again.
-  const raw = job.body ? Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength) : null
+  const raw = job.streamed
+    ? fs.readFileSync(path.join(job.dir, PART_FILE))
+    : job.body
+      ? Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength)
+      : null
   let decoded = raw
   let decodeError: string | undefined
   if (raw) {
