@@ -13,13 +13,11 @@ import {
   arrayOfChecked,
   bool,
   type Check,
-  either,
   fields,
   firstProblem,
-  isArray,
-  isString,
   namesCalled,
   num,
+  oneOf,
   obj,
   str,
 } from './shared'
@@ -104,21 +102,19 @@ export const anthropic: Dialect = {
 
 /** A content block as the proxy reads it: its type, text, tool name, marker. */
 const block = fields({ type: str, text: str, name: str, cache_control: obj })
-const content = either(
-  'a string or an array of content blocks',
-  [isString, str],
-  [isArray, arrayOfChecked(block, 'content blocks')],
-)
+const content = oneOf('a string or an array of content blocks', {
+  string: true,
+  array: arrayOfChecked(block, 'content blocks'),
+})
 
 /** The fields of a Messages request that compose, the hold, the record and usage read. */
 export const ANTHROPIC_SHAPE: Readonly<Record<string, Check>> = {
   model: str,
   messages: arrayOfChecked(fields({ role: str, content }), 'message objects'),
-  system: either(
-    'a string or an array of text blocks',
-    [isString, str],
-    [isArray, arrayOfChecked(block, 'text blocks')],
-  ),
+  system: oneOf('a string or an array of text blocks', {
+    string: true,
+    array: arrayOfChecked(block, 'text blocks'),
+  }),
   tools: arrayOfChecked(fields({ name: str, cache_control: obj }, ['name']), 'tool objects with a name'),
   tool_choice: obj,
   thinking: obj,

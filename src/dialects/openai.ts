@@ -11,20 +11,15 @@ import type { LoadedEntry } from '../core/loaded-set'
 import { presentedName } from '../core/loaded-set'
 import { headOf } from './anthropic'
 import {
-  anything,
   arrayOf,
   arrayOfChecked,
   bool,
   type Check,
-  either,
   fields,
   firstProblem,
-  isArray,
-  isNull,
-  isObj,
-  isString,
   namesCalled,
   num,
+  oneOf,
   obj,
   str,
 } from './shared'
@@ -100,12 +95,11 @@ const tool: Check = (v, at) => {
   return openai.toolName(v) === undefined ? `${at} must name its tool (function.name)` : undefined
 }
 const part = fields({ type: str, text: str })
-const content = either(
-  'a string, an array of content parts, or null',
-  [isString, str],
-  [isArray, arrayOfChecked(part, 'content parts')],
-  [isNull, anything],
-)
+const content = oneOf('a string, an array of content parts, or null', {
+  string: true,
+  array: arrayOfChecked(part, 'content parts'),
+  null: true,
+})
 const toolCall = fields({ type: str, function: named, custom: named })
 
 /** The fields of a Chat Completions request that compose, the hold, the record and usage read. */
@@ -116,7 +110,7 @@ export const OPENAI_SHAPE: Readonly<Record<string, Check>> = {
     'message objects',
   ),
   tools: arrayOfChecked(tool, 'tool objects'),
-  tool_choice: either('a string or an object', [isString, str], [isObj, obj]),
+  tool_choice: oneOf('a string or an object', { string: true, object: true }),
   parallel_tool_calls: bool,
   stream: bool,
   stream_options: obj,

@@ -36,15 +36,18 @@ export const num: Check = (v, at) =>
   typeof v === 'number' && Number.isFinite(v) ? undefined : `${at} must be a number`
 export const obj: Check = (v, at) => (isObject(v) ? undefined : `${at} must be an object`)
 
+/** `at.k`, or `k` at the top of the body. */
+const join = (at: string, k: string): string => (at === '' ? k : `${at}.${k}`)
+
 /** An object whose listed fields, when present, pass their checks; `required` ones must be present. */
 export function fields(spec: Readonly<Record<string, Check>>, required: readonly string[] = []): Check {
   return (v, at) => {
     if (!isObject(v)) return `${at} must be an object`
-    for (const k of required) if (v[k] === undefined) return `${at}.${k} is required`
+    for (const k of required) if (v[k] === undefined) return `${join(at, k)} is required`
     for (const [k, check] of Object.entries(spec)) {
       const value = v[k]
       if (value === undefined) continue
-      const bad = check(value, `${at}.${k}`)
+      const bad = check(value, join(at, k))
       if (bad) return bad
     }
     return undefined
@@ -63,22 +66,32 @@ export function arrayOfChecked(each: Check, what: string): Check {
   }
 }
 
-/** A value of one of several kinds: the first alternative whose kind fits checks it; none fits → `${at} must be ${what}`. */
-export function either(what: string, ...alts: [(v: Json) => boolean, Check][]): Check {
+type Kind = 'string' | 'array' | 'object' | 'null'
+const kindOf = (v: Json): Kind | undefined =>
+  v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'array'
+      : isObject(v)
+        ? 'object'
+        : typeof v === 'string'
+          ? 'string'
+          : undefined
+
+/**
+ * A value of one of several kinds, each checked by its own check (`true`: any value of that kind);
+ * of any other kind → `${at} must be ${what}`.
+ */
+export function oneOf(what: string, kinds: Partial<Record<Kind, Check | true>>): Check {
   return (v, at) => {
-    const alt = alts.find(([is]) => is(v))
-    return alt ? alt[1](v, at) : `${at} must be ${what}`
+    const kind = kindOf(v)
+    const check = kind === undefined ? undefined : kinds[kind]
+    if (check === undefined) return `${at} must be ${what}`
+    return check === true ? undefined : check(v, at)
   }
 }
 
-export const isString = (v: Json): boolean => typeof v === 'string'
-export const isArray = (v: Json): boolean => Array.isArray(v)
-export const isNull = (v: Json): boolean => v === null
-export const isObj = (v: Json): boolean => isObject(v)
-const ok: Check = () => undefined
-export { ok as anything }
-
-/** The first problem of a body's top-level fields, by `spec`. */
+/** The first problem of a body's top-level fields, by `spec`, named by its path from the top. */
 export function firstProblem(body: JsonObject, spec: Readonly<Record<string, Check>>): string | undefined {
-  return fields(spec)(body, 'body')?.replace(/^body\./, '')
+  return fields(spec)(body, '')
 }
