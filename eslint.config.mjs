@@ -8,7 +8,7 @@ export default tseslint.config(
       'dist/**',
       'node_modules/**',
       'coverage/**',
-      'src/generated/**',
+      'generated/**',
       'test/fixtures/**/*.js',
       'test/fixtures/**/*.mjs',
       'test/fixtures/**/*.cjs',

@@ -153,10 +153,10 @@ const f = (x: number): string => (Number.isNaN(x) ? '-' : x < 10 ? x.toFixed(2) 
  * unchanged: read the refs, hit the cache) and right after a config ref moved (recompute).
  */
 async function roleResolution(): Promise<string[]> {
-  const { Workspace } = await import('../src/store/workspace')
-  const { ConfigReader } = await import('../src/store/config-lineage')
-  const { setRole } = await import('../src/store/config-edit')
-  const { readRef } = await import('../src/store/git-refs')
+  const { Workspace } = await import('../proxy/store/workspace')
+  const { ConfigReader } = await import('../proxy/store/config-lineage')
+  const { setRole } = await import('../proxy/store/config-edit')
+  const { readRef } = await import('../proxy/store/git-refs')
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-bench-roles-'))
   const ws = new Workspace(home, 'bench')
   await ws.ensure()

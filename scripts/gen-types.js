@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 'use strict'
-// Generates src/generated/*.d.ts from schemas/*.schema.json (json-schema-to-typescript).
+// Generates generated/*.d.ts from schemas/*.schema.json (json-schema-to-typescript).
 // `--check` exits 1 when a generated file is stale, so `npm run check` catches a schema edit
 // that was not followed by `npm run gen:types`.
 const fs = require('node:fs')
@@ -9,7 +9,7 @@ const { compile } = require('json-schema-to-typescript')
 
 const root = path.join(__dirname, '..')
 const schemas = path.join(root, 'schemas')
-const out = path.join(root, 'src', 'generated')
+const out = path.join(root, 'generated')
 const check = process.argv.includes('--check')
 
 async function main() {
@@ -29,12 +29,12 @@ async function main() {
     const current = fs.existsSync(target) ? fs.readFileSync(target, 'utf8') : undefined
     if (current === ts) continue
     if (check) {
-      console.error(`stale: src/generated/${name}.d.ts does not match schemas/${file}; run npm run gen:types`)
+      console.error(`stale: generated/${name}.d.ts does not match schemas/${file}; run npm run gen:types`)
       stale++
     } else {
       fs.mkdirSync(out, { recursive: true })
       fs.writeFileSync(target, ts)
-      console.log(`wrote src/generated/${name}.d.ts`)
+      console.log(`wrote generated/${name}.d.ts`)
     }
   }
   process.exit(stale ? 1 : 0)

@@ -5,10 +5,10 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { agentRows, splitOf } from '../../src/cli/agents'
-import { stepRows } from '../../src/cli/steps'
+import { agentRows, splitOf } from '../../cli/agents'
+import { stepRows } from '../../cli/steps'
 import { startProxy, type Proxy } from '../support/harness'
-import { cliInProcess } from '../tools/support'
+import { cliInProcess } from '../proxy/tools/support'
 
 let p: Proxy
 const tool = (name: string) => ({ name, description: `tool ${name}`, input_schema: { type: 'object' } })

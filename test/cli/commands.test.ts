@@ -6,7 +6,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { CommanderError } from 'commander'
-import { buildProgram } from '../../src/cli/program'
+import { buildProgram } from '../../cli/program'
 import { eventually, startProxy, tempHome, type Proxy } from '../support/harness'
 import { cliAsync, type Run } from '../support/repo-checks'
 

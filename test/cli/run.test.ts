@@ -9,7 +9,7 @@ import path from 'node:path'
 import { configFor, startProxy, tempHome, writeConfig, type Proxy } from '../support/harness'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import { cliAsync, gitAsync } from '../support/repo-checks'
-import { composeArgv } from '../../src/cli/run-with'
+import { composeArgv } from '../../cli/run-with'
 
 /** A command (node) that prints its base URL and hint setting, sends one step, and exits 3. */
 const AGENT = `

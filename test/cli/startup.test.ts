@@ -5,8 +5,8 @@
  */
 import { spawnSync } from 'node:child_process'
 import { CommanderError } from 'commander'
-import { commandOf, COMMANDS, programFor } from '../../src/cli/main'
-import { buildProgram } from '../../src/cli/program'
+import { commandOf, COMMANDS, programFor } from '../../cli/main'
+import { buildProgram } from '../../cli/program'
 import { REGISTER, ROOT } from '../support/harness'
 
 /** The top-level help text of a program, captured. */
@@ -45,7 +45,7 @@ describe('the lazy command line', () => {
 
   it('loads no proxy, git, YAML or schema module for --help or for env without a server', () => {
     const probe = `
-      const { main } = require('./src/cli/main')
+      const { main } = require('./cli/main')
       process.stdout.write = () => true
       process.stderr.write = () => true
       main(['node', 'holdfast', ...JSON.parse(process.env.ARGS)]).then(() => {

@@ -5,7 +5,7 @@
  * The events endpoint itself: 204 for a well-formed event, 400 otherwise, 403 with an Origin.
  */
 import fs from 'node:fs'
-import { startServer, type RunningServer } from '../../src/proxy/serve'
+import { startServer, type RunningServer } from '../../proxy/serve'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import { configFor, writeConfig } from '../support/harness'
 import { captureLog, cleanup, cloneWithProviders, editProviders, git, gitOk, tempDir, tipOf } from './helpers'

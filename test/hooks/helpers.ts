@@ -8,8 +8,8 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import pino from 'pino'
-import type { Logger } from '../../src/proxy/log'
-import { Workspace } from '../../src/store/workspace'
+import type { Logger } from '../../proxy/log'
+import { Workspace } from '../../proxy/store/workspace'
 
 export const ZERO = '0'.repeat(40)
 export const ROWS_YAML = `providers:

@@ -5,8 +5,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { HOOK_NAME, installHooks, referenceTransactionScript } from '../../src/hooks/install'
-import { startServer } from '../../src/proxy/serve'
+import { HOOK_NAME, installHooks, referenceTransactionScript } from '../../hooks/install'
+import { startServer } from '../../proxy/serve'
 import { cliAsync } from '../support/repo-checks'
 import {
   captureLog,

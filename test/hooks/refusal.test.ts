@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { HOOK_NAME } from '../../src/hooks/install'
-import { GIT_LOCAL_ENV, stripGitEnv } from '../../src/hooks/reference-transaction'
+import { HOOK_NAME } from '../../hooks/install'
+import { GIT_LOCAL_ENV, stripGitEnv } from '../../hooks/reference-transaction'
 import {
   cleanup,
   cloneWithProviders,

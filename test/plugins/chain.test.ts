@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import type { Exchange, FailureView, Hooks } from '../../src/plugins/api'
-import type { AnyPlugin } from '../../src/plugins/instance'
+import type { Exchange, FailureView, Hooks } from '../../plugins/api'
+import type { AnyPlugin } from '../../plugins/instance'
 import { type Proxy, startProxy } from '../support/harness'
 import { agentsOf, ask, meta, post } from './support'
 

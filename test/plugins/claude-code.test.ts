@@ -3,9 +3,9 @@
  * and without them (the documented heuristics), second sessions, names that stay usable, and
  * requests from anything else left alone. One end-to-end check: the body goes upstream untouched.
  */
-import claudeCode from '../../src/plugins/builtin/claude-code'
-import { exchange } from '../../src/plugins/exchange'
-import { runPlugin } from '../../src/plugins/instance'
+import claudeCode from '../../plugins/builtin/claude-code'
+import { exchange } from '../../plugins/exchange'
+import { runPlugin } from '../../plugins/instance'
 import { startProxy } from '../support/harness'
 import { agentsOf, type Fixture, fixture, meta, postFixture, withoutHints } from './support'
 

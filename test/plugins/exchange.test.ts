@@ -2,7 +2,7 @@
  * The exchange a plugin sees: a summary computed once from the parsed body (approximate tokens,
  * tool names, last user text, headers as recorded), and a view that refuses every write.
  */
-import { exchange, summarize } from '../../src/plugins/exchange'
+import { exchange, summarize } from '../../plugins/exchange'
 import { fixture } from './support'
 
 describe('the exchange summary', () => {

@@ -4,9 +4,9 @@
  * and the home is left free to start again.
  */
 import fs from 'node:fs'
-import type { AnyPlugin } from '../../src/plugins/instance'
-import { silentLogger } from '../../src/proxy/log'
-import { startServer } from '../../src/proxy/serve'
+import type { AnyPlugin } from '../../plugins/instance'
+import { silentLogger } from '../../proxy/log'
+import { startServer } from '../../proxy/serve'
 import type { FakeUpstream } from '../support/fake-upstream'
 import { configFor, tempHome, writeConfig } from '../support/harness'
 

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import type { StepMeta } from '../../src/generated/meta'
+import type { StepMeta } from '../../generated/meta'
 import { ROOT, git } from '../support/harness'
 
 export interface Fixture {

@@ -1,11 +1,11 @@
 /** The previous record kept in memory per agent (proxy/agents): only what the hold reads, and the 1 h lifetime still seen. */
 import fs from 'node:fs'
 import path from 'node:path'
-import { AgentState, slim } from '../../src/proxy/agents'
-import { silentLogger } from '../../src/proxy/log'
-import { parseRecord } from '../../src/core/record'
-import { InlineCommitter } from '../../src/store/committer'
-import { Workspace } from '../../src/store/workspace'
+import { AgentState, slim } from '../../proxy/agents'
+import { silentLogger } from '../../proxy/log'
+import { parseRecord } from '../../proxy/core/record'
+import { InlineCommitter } from '../../proxy/store/committer'
+import { Workspace } from '../../proxy/store/workspace'
 import { tempHome } from '../support/harness'
 
 const messages = [

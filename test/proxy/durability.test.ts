@@ -8,8 +8,8 @@
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
-import { writeRecord } from '../../src/store/journal'
-import type { StepMeta } from '../../src/generated/meta'
+import { writeRecord } from '../../proxy/store/journal'
+import type { StepMeta } from '../../generated/meta'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import {
   configFor,

@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { eventually, startProxy, type Proxy } from '../support/harness'
-import { stdioClient } from '../tools/support'
+import { stdioClient } from './tools/support'
 
 let p: Proxy
 const open: Client[] = []

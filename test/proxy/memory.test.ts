@@ -3,7 +3,7 @@
  * least recently used dropped first, and an agent whose copy was dropped reads its record from
  * disk (the hold still holds).
  */
-import { AgentState, PreviousCache } from '../../src/proxy/agents'
+import { AgentState, PreviousCache } from '../../proxy/agents'
 import { startProxy } from '../support/harness'
 
 /** An AgentState for the cache's bookkeeping only (never initialized, never commits). */

@@ -7,8 +7,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { why } from '../../src/cli/why'
-import { anthropic, openai } from '../../src/dialects'
+import { why } from '../../cli/why'
+import { anthropic, openai } from '../../proxy/dialects'
 import { startProxy, type Proxy } from '../support/harness'
 
 let p: Proxy

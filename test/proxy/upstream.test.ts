@@ -1,5 +1,5 @@
-/** The header rules of src/proxy/upstream.ts as pure functions: what reaches the provider and the client. */
-import { forwardHeaders, responseHeaders, upstreamUrl } from '../../src/proxy/upstream'
+/** The header rules of proxy/upstream.ts as pure functions: what reaches the provider and the client. */
+import { forwardHeaders, responseHeaders, upstreamUrl } from '../../proxy/upstream'
 
 const anthropicRow = { dialect: 'anthropic' as const, base_url: 'https://api.anthropic.com' }
 const openaiRow = { dialect: 'openai' as const, base_url: 'https://api.openai.com/v1' }

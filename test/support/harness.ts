@@ -8,15 +8,15 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import readline from 'node:readline'
-import type { HoldfastConfig } from '../../src/store/config'
-import { startServer, type RunningServer } from '../../src/proxy/serve'
-import { createLogger, silentLogger } from '../../src/proxy/log'
-import type { AnyPlugin } from '../../src/plugins/instance'
+import type { HoldfastConfig } from '../../proxy/store/config'
+import { startServer, type RunningServer } from '../../proxy/serve'
+import { createLogger, silentLogger } from '../../proxy/log'
+import type { AnyPlugin } from '../../plugins/instance'
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream'
 
 export const ROOT = path.join(__dirname, '..', '..')
 export const REGISTER = path.join(ROOT, 'test', 'support', 'register.js')
-export const CLI = path.join(ROOT, 'src', 'cli', 'run.ts')
+export const CLI = path.join(ROOT, 'cli', 'run.ts')
 
 const testLog = () =>
   process.env.HOLDFAST_TEST_LOG ? createLogger(process.env.HOLDFAST_TEST_LOG) : silentLogger()

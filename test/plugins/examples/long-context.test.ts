@@ -6,11 +6,11 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import type { PluginDefinition } from '../../../src/plugins/api'
-import { exchange } from '../../../src/plugins/exchange'
-import { runPlugin } from '../../../src/plugins/instance'
-import { setRole } from '../../../src/store/config-edit'
-import { Workspace } from '../../../src/store/workspace'
+import type { PluginDefinition } from '../../../plugins/api'
+import { exchange } from '../../../plugins/exchange'
+import { runPlugin } from '../../../plugins/instance'
+import { setRole } from '../../../proxy/store/config-edit'
+import { Workspace } from '../../../proxy/store/workspace'
 import { startFakeUpstream } from '../../support/fake-upstream'
 import {
   cli,

@@ -1,0 +1,50 @@
+/**
+ * `holdfast serve`: the main job. Prints exactly `holdfast listening on http://HOST:PORT` as the
+ * first stdout line; SIGINT/SIGTERM finish in-flight steps and commits, then exit 0.
+ */
+import type { Command } from 'commander'
+import { resolveHome } from '../proxy/store/home'
+import { CliError } from './output'
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('run the proxy: forward, hold and record every step (the main job)')
+    .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
+    .option('--host <host>', 'address to bind (default from holdfast.yaml: 127.0.0.1)')
+    .option('--port <n>', 'port (0 picks a free one; default from holdfast.yaml: 8787)')
+    .action(async (opts: { home?: string; host?: string; port?: string }) => {
+      const home = resolveHome(opts.home)
+      let port: number | undefined
+      if (opts.port !== undefined) {
+        port = Number(opts.port)
+        if (!Number.isInteger(port) || port < 0 || port > 65535)
+          throw new CliError(`--port ${opts.port} is not a port number`)
+      }
+      // Loaded here, not at the top: every other command would pay for the proxy's modules.
+      const { startServer } = await import('../proxy/serve')
+      const { createLogger } = await import('../proxy/log')
+      const log = createLogger()
+      let server
+      try {
+        server = await startServer({ home, host: opts.host, port, log })
+      } catch (err) {
+        throw new CliError((err as Error).message)
+      }
+      const stop = (signal: string): void => {
+        log.info({ signal }, 'finishing in-flight steps and commits, then exiting')
+        server.close().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            log.error({ err: String(err) }, 'shutdown failed')
+            process.exit(1)
+          },
+        )
+      }
+      // Handlers first: a SIGTERM right after the listening line still finishes and removes serve.json.
+      process.once('SIGINT', () => stop('SIGINT'))
+      process.once('SIGTERM', () => stop('SIGTERM'))
+      process.stdout.write(`holdfast listening on ${server.url}\n`)
+      log.info({ home, url: server.url, pid: process.pid }, 'serving')
+    })
+}

@@ -1,0 +1,62 @@
+/**
+ * The `/_holdfast/` admin surface: health now; tool calls, dispatch and hook events join it.
+ * Invariant: requests reach here only after the guard (no Origin header, JSON bodies only);
+ * answers are holdfast's own JSON, errors `{error: {code, message}}`.
+ */
+import type http from 'node:http'
+import { HoldfastError } from './core/errors'
+import type { Addressed } from './address'
+import { handleClientsAdmin } from './admin-clients'
+import { handleDispatchAdmin } from './admin-dispatch'
+import { handleEventsAdmin } from './admin-events'
+import type { ServerContext } from './context'
+import { sendError, sendJson } from './respond'
+
+const startedAt = Date.now()
+
+export async function handleAdmin(
+  ctx: ServerContext,
+  a: Addressed,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
+  const pathname = a.path.split('?')[0]
+  try {
+    if (req.method === 'GET' && pathname === '/_holdfast/health') {
+      sendJson(res, 200, {
+        ok: !ctx.closing,
+        pid: process.pid,
+        home: ctx.home,
+        uptime_s: Math.round((Date.now() - startedAt) / 1000),
+        in_flight: ctx.inflight.size,
+        memory_mb: Object.fromEntries(
+          Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round((v / 1048576) * 10) / 10]),
+        ),
+        previous_cache: ctx.previousCache.held,
+        agents: [...ctx.agents.values()].map((s) => ({
+          workspace: s.ws.name,
+          agent: s.name,
+          next_step: s.next,
+          committed: s.committed,
+          stalled: s.stalled ? s.stalled.message : null,
+        })),
+      })
+      return
+    }
+    if (pathname !== undefined && /^\/_holdfast\/(clients|tools)(\/|$)/.test(pathname)) {
+      await handleClientsAdmin(ctx, req, res, pathname, new URLSearchParams(a.path.split('?')[1] ?? ''))
+      return
+    }
+    if (pathname === '/_holdfast/dispatch') {
+      await handleDispatchAdmin(ctx, req, res)
+      return
+    }
+    if (pathname?.startsWith('/_holdfast/events/')) {
+      await handleEventsAdmin(ctx, req, res, pathname)
+      return
+    }
+    throw new HoldfastError('NOT_FOUND', `no such admin endpoint: ${req.method ?? 'GET'} ${pathname}`)
+  } catch (err) {
+    sendError(res, undefined, err)
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * What a running server holds: its home and config, the upstream, the workspaces and agents it
+ * has touched, and the requests in flight (so shutdown can finish them). Invariant: one
+ * Workspace and one AgentState per name, created on first use.
+ */
+import { packageVersion } from './package-root'
+import { CACHE_TTL_MS, LONG_CACHE_TTL_MS } from './core/hold'
+import type { HoldfastConfig } from './store/config'
+import { type Committer, WorkerCommitter } from './store/committer'
+import { Workspace } from './store/workspace'
+import { ConfigReader } from './store/config-lineage'
+import { ToolHosts } from './tools/hosts'
+import { PluginHost } from '../plugins/runner'
+import { AgentState, PreviousCache } from './agents'
+import { McpEndpoint } from './mcp'
+import type { Logger } from './log'
+import type { Upstream } from './upstream'
+
+export class ServerContext {
+  readonly workspaces = new Map<string, Workspace>()
+  readonly agents = new Map<string, AgentState>()
+  /** The memory budget of the agents' previous requests (holdfast.yaml limits.previous_cache_bytes). */
+  readonly previousCache: PreviousCache
+  readonly inflight = new Set<Promise<unknown>>()
+  closing = false
+  readonly holdTtlMs: number
+  readonly holdLongTtlMs: number
+  readonly bodyLimit: number
+  /** holdfast.yaml `journal.fsync`: records and answers are flushed to the disk before they count. */
+  readonly journalFsync: boolean
+  gcEvery: number
+  /** The tool hosts (MCP clients), connected lazily; closed at shutdown. */
+  readonly tools: ToolHosts
+  /** holdfast's MCP endpoint: the agents' `clients` tool and loaded sets, and their sessions. */
+  readonly mcp: McpEndpoint
+  /** The plugins in run order (DESIGN §10); set by serve before it listens, closed at shutdown. */
+  plugins: PluginHost = PluginHost.none()
+
+  constructor(
+    readonly home: string,
+    public config: HoldfastConfig,
+    readonly upstream: Upstream,
+    readonly log: Logger,
+    readonly committer: Committer = new WorkerCommitter(),
+  ) {
+    this.holdTtlMs = config.hold?.ttl_ms ?? CACHE_TTL_MS
+    this.holdLongTtlMs = config.hold?.long_ttl_ms ?? LONG_CACHE_TTL_MS
+    this.bodyLimit = config.limits?.body_bytes ?? 32 * 1024 * 1024
+    this.journalFsync = config.journal?.fsync === true
+    this.previousCache = new PreviousCache(config.limits?.previous_cache_bytes ?? 64 * 1024 * 1024)
+    this.gcEvery = config.maintenance?.gc_every_steps ?? 200
+    this.tools = new ToolHosts(home, () => this.config, log)
+    this.mcp = new McpEndpoint(this.tools, packageVersion())
+  }
+
+  private readonly readers = new Map<string, ConfigReader>()
+
+  /** The roles reader of a workspace (one per workspace: its caches live as long as the server). */
+  configReader(ws: string): ConfigReader {
+    let r = this.readers.get(ws)
+    if (!r) this.readers.set(ws, (r = new ConfigReader(this.workspace(ws).repo)))
+    return r
+  }
+
+  workspace(name: string): Workspace {
+    let ws = this.workspaces.get(name)
+    if (!ws) {
+      ws = new Workspace(this.home, name)
+      this.workspaces.set(name, ws)
+    }
+    return ws
+  }
+
+  agent(ws: string, name: string): AgentState {
+    const key = `${ws}\0${name}`
+    let a = this.agents.get(key)
+    if (!a) {
+      a = new AgentState(this.workspace(ws), name, this.log, this.committer, this.gcEvery, this.previousCache)
+      this.agents.set(key, a)
+    }
+    return a
+  }
+
+  /** Track a request's whole life (forward, finish) so shutdown waits for it. */
+  track<T>(p: Promise<T>): Promise<T> {
+    this.inflight.add(p)
+    const drop = (): void => {
+      this.inflight.delete(p)
+    }
+    p.then(drop, drop)
+    return p
+  }
+
+  /** Wait for requests in flight, then for every queued commit. */
+  async drain(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight])
+    await Promise.allSettled([...this.agents.values()].map((a) => a.drained()))
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * Where holdfast's own files are: the package root (package.json, schemas/, test/support/), found
+ * by walking up from this module, so the same code works from sources (`proxy/`) and from the
+ * build (`dist/proxy/`), which sit at different depths. Invariant: computed once, at load.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+
+function findRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir
+    if (path.dirname(dir) === dir) throw new Error(`holdfast's package.json was not found above ${from}`)
+  }
+}
+
+export const PACKAGE_ROOT = findRoot(__dirname)
+
+/** `test/support/register.js`: the swc require hook a child process needs to run from sources. */
+export const SOURCE_REGISTER = path.join(PACKAGE_ROOT, 'test', 'support', 'register.js')
+
+/** holdfast's version, from its package.json. */
+export function packageVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string })
+    .version
+}

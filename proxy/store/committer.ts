@@ -1,0 +1,111 @@
+/**
+ * Where step commits run: in a worker thread (the server: commits never compete with requests
+ * for the event loop) or inline (recovery at start, one-shot commands). Invariant: the caller
+ * orders commits (one agent's are chained); a committer only executes them. A worker that dies
+ * fails its pending commits (they stay in the journal, recovered at the next start) and is
+ * started again for the next one.
+ */
+import path from 'node:path'
+import { Worker } from 'node:worker_threads'
+import type { CommitReply, CommitRequest } from './commit-worker'
+import { maintain } from './git-run'
+import { pruneJournal, type StepMeta } from './journal'
+import { completeFinish, type FinishJob } from './finish'
+import { Workspace } from './workspace'
+import { SOURCE_REGISTER } from '../package-root'
+
+export interface Committer {
+  commit(home: string, ws: string, agent: string, n: number, model: string | null): Promise<string>
+  /** Pack the workspace repository (`git gc`), never beside one of its commits. */
+  maintain(home: string, ws: string): Promise<void>
+  /** Write a step's finish half (decode, usage, cost, response + meta files); returns the meta. */
+  finish(job: FinishJob): Promise<StepMeta>
+  close(): Promise<void>
+}
+
+export class InlineCommitter implements Committer {
+  private readonly workspaces = new Map<string, Workspace>()
+  async commit(home: string, ws: string, agent: string, n: number, model: string | null): Promise<string> {
+    const key = `${home}\0${ws}`
+    let w = this.workspaces.get(key)
+    if (!w) this.workspaces.set(key, (w = new Workspace(home, ws)))
+    const oid = await w.commitStep(agent, n, model)
+    await pruneJournal(w.agentJournal(agent), n)
+    return oid
+  }
+  async maintain(home: string, ws: string): Promise<void> {
+    await maintain(new Workspace(home, ws).repo.gitdir)
+  }
+  async finish(job: FinishJob): Promise<StepMeta> {
+    return completeFinish(job)
+  }
+  async close(): Promise<void> {}
+}
+
+/** The worker's entry beside this file; from sources (tests, bench) through the swc require hook. */
+function workerEntry(): { file: string; execArgv: string[] } {
+  const ext = path.extname(__filename)
+  const file = path.join(__dirname, `commit-worker${ext}`)
+  if (ext !== '.ts') return { file, execArgv: [] }
+  return { file, execArgv: ['-r', SOURCE_REGISTER] }
+}
+
+export class WorkerCommitter implements Committer {
+  private worker: Worker | undefined
+  private nextId = 1
+  private readonly pending = new Map<
+    number,
+    { resolve: (v: string | StepMeta) => void; reject: (err: Error) => void }
+  >()
+
+  private ensure(): Worker {
+    if (this.worker) return this.worker
+    const { file, execArgv } = workerEntry()
+    const worker = new Worker(file, { execArgv })
+    worker.on('message', (m: CommitReply) => {
+      const p = this.pending.get(m.id)
+      if (!p) return
+      this.pending.delete(m.id)
+      if ('oid' in m) p.resolve(m.oid)
+      else if ('meta' in m) p.resolve(m.meta)
+      else p.reject(Object.assign(new Error(m.error.message), { name: m.error.name }))
+    })
+    const fail = (err: Error): void => {
+      if (this.worker === worker) this.worker = undefined
+      for (const [id, p] of this.pending) {
+        this.pending.delete(id)
+        p.reject(err)
+      }
+    }
+    worker.on('error', fail)
+    worker.on('exit', (code) => fail(new Error(`the commit worker exited (code ${code})`)))
+    this.worker = worker
+    return worker
+  }
+
+  private ask<T extends string | StepMeta>(m: CommitRequest): Promise<T> {
+    const worker = this.ensure()
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(m.id, { resolve: resolve as (v: string | StepMeta) => void, reject })
+      worker.postMessage(m)
+    })
+  }
+
+  commit(home: string, ws: string, agent: string, n: number, model: string | null): Promise<string> {
+    return this.ask<string>({ kind: 'commit', id: this.nextId++, home, ws, agent, n, model })
+  }
+
+  finish(job: FinishJob): Promise<StepMeta> {
+    return this.ask<StepMeta>({ kind: 'finish', id: this.nextId++, job })
+  }
+
+  async maintain(home: string, ws: string): Promise<void> {
+    await this.ask({ kind: 'maintain', id: this.nextId++, home, ws })
+  }
+
+  async close(): Promise<void> {
+    const w = this.worker
+    this.worker = undefined
+    if (w) await w.terminate()
+  }
+}

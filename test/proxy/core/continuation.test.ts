@@ -1,0 +1,112 @@
+/** An attempt's first request (core/continuation): notch, reply, tool answers, skills, goal. */
+import { firstRequest, NOT_RUN } from '../../../proxy/core/continuation'
+
+const notchRequest = {
+  model: 'claude-sonnet-4-5',
+  max_tokens: 300,
+  tools: [{ name: 'Read', description: 'r', input_schema: { type: 'object' } }],
+  messages: [{ role: 'user', content: 'look at a.ts' }],
+}
+const thinking = { type: 'thinking', thinking: 'hmm', signature: 's' }
+const reply = {
+  message: {
+    role: 'assistant',
+    content: [thinking, { type: 'tool_use', id: 'tu_1', name: 'Read', input: { path: 'a.ts' } }],
+  },
+  toolCalls: [{ id: 'tu_1', name: 'Read' }],
+}
+
+describe("an attempt's first request", () => {
+  it('continues the notch: its request, its reply, error results for its tool calls, then skills and the goal', () => {
+    const body = firstRequest({
+      dialect: 'anthropic',
+      notch: { request: notchRequest, reply },
+      goal: 'Now review it.',
+      skills: [{ dest: 'skills/review/SKILL.md', text: 'Be strict.\n' }],
+      roleModel: 'claude-sonnet-4-5',
+    })
+    expect(body.tools).toBe(notchRequest.tools)
+    expect(body.max_tokens).toBe(300)
+    expect(body.stream).toBe(true)
+    expect(body.messages).toEqual([
+      notchRequest.messages[0],
+      reply.message,
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'tu_1', is_error: true, content: NOT_RUN },
+          {
+            type: 'text',
+            text: '<skill path="skills/review/SKILL.md">\nBe strict.\n</skill>\n\nNow review it.',
+          },
+        ],
+      },
+    ])
+  })
+
+  it('drops thinking blocks when the role model differs from the notch model', () => {
+    const body = firstRequest({
+      dialect: 'anthropic',
+      notch: { request: notchRequest, reply },
+      goal: 'g',
+      skills: [],
+      roleModel: 'claude-haiku-4-5',
+    })
+    const assistant = (body.messages as { content: { type: string }[] }[])[1]
+    expect(assistant?.content.map((b) => b.type)).toEqual(['tool_use'])
+  })
+
+  it("takes the role's max_output_tokens, else 4096, when the notch sent none", () => {
+    const { max_tokens: _, ...noMax } = notchRequest
+    expect(
+      firstRequest({
+        dialect: 'anthropic',
+        notch: { request: noMax, reply },
+        goal: 'g',
+        skills: [],
+        roleModel: 'm',
+        roleMaxTokens: 900,
+      }).max_tokens,
+    ).toBe(900)
+    expect(
+      firstRequest({
+        dialect: 'anthropic',
+        notch: { request: noMax, reply },
+        goal: 'g',
+        skills: [],
+        roleModel: 'm',
+      }).max_tokens,
+    ).toBe(4096)
+  })
+
+  it('answers openai tool calls with tool messages before the goal', () => {
+    const body = firstRequest({
+      dialect: 'openai',
+      notch: {
+        request: { model: 'gpt-5', messages: [{ role: 'user', content: 'q' }] },
+        reply: {
+          message: { role: 'assistant', content: null, tool_calls: [] },
+          toolCalls: [{ id: 'c1', name: 'f' }],
+        },
+      },
+      goal: 'g',
+      skills: [],
+      roleModel: 'gpt-5',
+    })
+    expect((body.messages as object[]).slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 'c1', content: NOT_RUN },
+      { role: 'user', content: 'g' },
+    ])
+    expect(body.stream_options).toEqual({ include_usage: true })
+    expect(body.max_completion_tokens).toBe(4096)
+  })
+
+  it('is just the goal from a clean start', () => {
+    expect(firstRequest({ dialect: 'anthropic', goal: 'Start fresh.', skills: [], roleModel: 'm' })).toEqual({
+      model: 'm',
+      max_tokens: 4096,
+      stream: true,
+      messages: [{ role: 'user', content: 'Start fresh.' }],
+    })
+  })
+})

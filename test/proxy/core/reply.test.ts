@@ -1,0 +1,121 @@
+/** Rebuilding the assistant turn from a recorded answer (core/reply), JSON and SSE, both dialects. */
+import { rebuildReply } from '../../../proxy/core/reply'
+
+const sse = (events: object[]): Buffer =>
+  Buffer.from(
+    events
+      .map((e) => `event: ${(e as { type?: string }).type ?? 'x'}\ndata: ${JSON.stringify(e)}\n\n`)
+      .join('') + ': keep-alive\n\n',
+  )
+
+describe('rebuilding an anthropic reply', () => {
+  it('takes the content of a JSON answer and lists its tool calls', () => {
+    const body = {
+      content: [
+        { type: 'text', text: 'hi' },
+        { type: 'tool_use', id: 't1', name: 'Read', input: { p: 1 } },
+      ],
+    }
+    const r = rebuildReply('anthropic', Buffer.from(JSON.stringify(body)), false)
+    expect(r).toEqual({
+      message: { role: 'assistant', content: body.content },
+      toolCalls: [{ id: 't1', name: 'Read' }],
+    })
+  })
+
+  it('joins text deltas, input_json_delta parts, thinking with its signature, and keeps redacted thinking', () => {
+    const r = rebuildReply(
+      'anthropic',
+      sse([
+        { type: 'message_start', message: { content: [] } },
+        { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'let me ' } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'think' } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig==' } },
+        {
+          type: 'content_block_start',
+          index: 1,
+          content_block: { type: 'redacted_thinking', data: 'opaque' },
+        },
+        { type: 'content_block_start', index: 2, content_block: { type: 'text', text: '' } },
+        { type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'Reading ' } },
+        { type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'it.' } },
+        {
+          type: 'content_block_start',
+          index: 3,
+          content_block: { type: 'tool_use', id: 'tu_1', name: 'Read', input: {} },
+        },
+        {
+          type: 'content_block_delta',
+          index: 3,
+          delta: { type: 'input_json_delta', partial_json: '{"path":' },
+        },
+        {
+          type: 'content_block_delta',
+          index: 3,
+          delta: { type: 'input_json_delta', partial_json: '"a.ts"}' },
+        },
+        { type: 'message_delta', delta: { stop_reason: 'tool_use' } },
+      ]),
+      true,
+    )
+    expect(r?.message.content).toEqual([
+      { type: 'thinking', thinking: 'let me think', signature: 'sig==' },
+      { type: 'redacted_thinking', data: 'opaque' },
+      { type: 'text', text: 'Reading it.' },
+      { type: 'tool_use', id: 'tu_1', name: 'Read', input: { path: 'a.ts' } },
+    ])
+    expect(r?.toolCalls).toEqual([{ id: 'tu_1', name: 'Read' }])
+  })
+
+  it('rebuilds nothing from an error body or an empty stream', () => {
+    expect(rebuildReply('anthropic', Buffer.from('{"type":"error","error":{}}'), false)).toBeUndefined()
+    expect(rebuildReply('anthropic', Buffer.from('<html>bad gateway</html>'), false)).toBeUndefined()
+    expect(rebuildReply('anthropic', sse([{ type: 'message_start', message: {} }]), true)).toBeUndefined()
+  })
+})
+
+describe('rebuilding an openai reply', () => {
+  it('takes the message of a JSON answer', () => {
+    const body = {
+      choices: [
+        {
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
+        },
+      ],
+    }
+    const r = rebuildReply('openai', Buffer.from(JSON.stringify(body)), false)
+    expect(r?.toolCalls).toEqual([{ id: 'c1', name: 'f' }])
+  })
+
+  it('joins streamed content and tool-call argument fragments by index', () => {
+    const r = rebuildReply(
+      'openai',
+      sse([
+        { choices: [{ delta: { role: 'assistant', content: 'Hel' } }] },
+        { choices: [{ delta: { content: 'lo' } }] },
+        {
+          choices: [
+            {
+              delta: {
+                tool_calls: [{ index: 0, id: 'call_1', function: { name: 'get', arguments: '{"a"' } }],
+              },
+            },
+          ],
+        },
+        { choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: ':1}' } }] } }] },
+        { choices: [{ delta: {}, finish_reason: 'tool_calls' }] },
+      ]),
+      true,
+    )
+    expect(r?.message).toEqual({
+      role: 'assistant',
+      content: 'Hello',
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get', arguments: '{"a":1}' } }],
+    })
+  })
+})

@@ -1,0 +1,79 @@
+/**
+ * `why`'s comparison applies the hold's equivalences: a `cache_control` marker and a string
+ * content that stands for one text block are not differences; a real edit is found at its path.
+ */
+import { prefixMoves } from '../../../proxy/core/why'
+import { anthropic, openai } from '../../../proxy/dialects'
+import type { JsonObject } from '../../../proxy/core/json'
+
+const marked = (text: string) => [{ type: 'text', text, cache_control: { type: 'ephemeral' } }]
+
+function body(messages: object[], extra: object = {}): JsonObject {
+  return { model: 'claude-sonnet-4-5', system: 'You are terse.', messages, ...extra } as JsonObject
+}
+
+describe('prefixMoves', () => {
+  it('finds no difference when a marked text block became the plain string it stands for', () => {
+    // What Claude Code does every turn: the breakpoint moves on, the old block becomes a string.
+    const prev = body([
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'two' },
+      { role: 'user', content: marked('three') },
+    ])
+    const cur = body([
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'two' },
+      { role: 'user', content: 'three' },
+      { role: 'assistant', content: 'four' },
+      { role: 'user', content: marked('five') },
+    ])
+    const m = prefixMoves(anthropic, prev, cur, {}, {})
+    expect(m).toEqual({
+      model: false,
+      tools: false,
+      system: false,
+      head: false,
+      keying: [],
+      firstDifference: null,
+    })
+  })
+
+  it('treats a string system prompt and its one text block alike', () => {
+    const prev = body([{ role: 'user', content: 'one' }], {
+      system: [{ type: 'text', text: 'You are terse.' }],
+    })
+    const cur = body([{ role: 'user', content: 'one' }])
+    expect(prefixMoves(anthropic, prev, cur, {}, {}).firstDifference).toBeNull()
+  })
+
+  it('names the first real edit in cache order', () => {
+    const prev = body([
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'two' },
+    ])
+    const cur = body([
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'TWO' },
+    ])
+    expect(prefixMoves(anthropic, prev, cur, {}, {}).firstDifference).toBe('messages[1].content[0].text')
+  })
+
+  it('applies the same equivalence to openai messages after the system part', () => {
+    const prev = {
+      model: 'gpt-5',
+      messages: [
+        { role: 'system', content: 'terse' },
+        { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      ],
+    } as JsonObject
+    const cur = {
+      model: 'gpt-5',
+      messages: [
+        { role: 'system', content: 'terse' },
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'hello' },
+      ],
+    } as JsonObject
+    expect(prefixMoves(openai, prev, cur, {}, {}).firstDifference).toBeNull()
+  })
+})

@@ -1,0 +1,109 @@
+/**
+ * Step commits as the server makes them (store/step-commits): journal steps written as one pack,
+ * each its own commit, refs moved by compare-and-swap; what the branch inherits keeps its modes.
+ */
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { casRef, readRef } from '../../../proxy/store/git-refs'
+import { commitSteps } from '../../../proxy/store/step-commits'
+import { Workspace } from '../../../proxy/store/workspace'
+import { tempHome } from '../../support/harness'
+
+const git = (repo: string, ...args: string[]): string => {
+  const r = spawnSync('git', ['-C', repo, ...args], { encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`)
+  return r.stdout
+}
+
+let home: string
+let ws: Workspace
+beforeEach(async () => {
+  home = tempHome()
+  ws = new Workspace(home, 'w')
+  await ws.ensure()
+})
+afterEach(() => fs.rmSync(home, { recursive: true, force: true }))
+
+function journal(agent: string, n: number, request: string): void {
+  const dir = ws.stepDir(agent, n)
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(path.join(dir, 'meta.json'), '{}\n')
+  fs.writeFileSync(path.join(dir, 'request.json'), request)
+  fs.writeFileSync(path.join(dir, '.request.json.123.tmp'), 'a crash leftover, never committed')
+}
+
+describe('step commits', () => {
+  it('writes each step as its own commit, in order, with the exact bytes, as one pack git reads', async () => {
+    journal('a', 1, '{"x": 2.50}')
+    journal('a', 2, '{"x":  12345678901234567890}')
+    journal('b', 1, '{"b":1}')
+    const { oids, failed } = await commitSteps(ws.repo, ws.journalDir, [
+      { agent: 'a', n: 1, model: 'm' },
+      { agent: 'a', n: 2, model: 'm' },
+      { agent: 'b', n: 1, model: null },
+    ])
+    expect(failed.size).toBe(0)
+    expect(git(ws.repo.gitdir, 'log', '--format=%s', 'agents/a').trim().split('\n')).toEqual([
+      'step 002: m [a]',
+      'step 001: m [a]',
+      'config: starter providers.yaml',
+    ])
+    expect(git(ws.repo.gitdir, 'rev-parse', 'agents/a').trim()).toBe(oids.get('a/2'))
+    expect(git(ws.repo.gitdir, 'show', 'agents/a:steps/a/001/request.json')).toBe('{"x": 2.50}')
+    expect(git(ws.repo.gitdir, 'ls-tree', '-r', '--name-only', 'agents/a:steps/a/002')).toBe(
+      'meta.json\nrequest.json\n',
+    )
+    expect(git(ws.repo.gitdir, 'show', 'agents/b:steps/b/001/request.json')).toBe('{"b":1}')
+    expect(
+      fs.readdirSync(path.join(ws.repo.gitdir, 'objects', 'pack')).filter((f) => f.endsWith('.pack')),
+    ).toHaveLength(1)
+    git(ws.repo.gitdir, 'fsck', '--strict')
+  })
+
+  it('keeps the modes of what the branch inherits (an executable, a symlink) (regression)', async () => {
+    const clone = path.join(home, 'clone')
+    git(home, 'clone', '-q', ws.repo.gitdir, clone)
+    fs.writeFileSync(path.join(clone, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 })
+    fs.symlinkSync('run.sh', path.join(clone, 'link'))
+    git(clone, 'add', '.')
+    git(clone, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'tools')
+    git(clone, 'push', '-q', 'origin', 'HEAD:config/default')
+    journal('a', 1, '{}')
+    await commitSteps(ws.repo, ws.journalDir, [{ agent: 'a', n: 1, model: 'm' }])
+    const modes = git(ws.repo.gitdir, 'ls-tree', 'agents/a')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) =>
+        l
+          .split(/\s+/)
+          .slice(0, 2)
+          .concat(l.split('\t')[1] as string),
+      )
+    expect(modes).toEqual(
+      expect.arrayContaining([
+        ['100755', 'blob', 'run.sh'],
+        ['120000', 'blob', 'link'],
+        ['040000', 'tree', 'steps'],
+      ]),
+    )
+    git(ws.repo.gitdir, 'fsck', '--strict')
+  })
+
+  it("builds on the branch's current tip, whoever moved it", async () => {
+    journal('a', 1, '{"n":1}')
+    await commitSteps(ws.repo, ws.journalDir, [{ agent: 'a', n: 1, model: 'm' }])
+    const first = (await readRef(ws.repo, 'refs/heads/agents/a')) as string
+    // Someone else commits on the branch (here: a second commit of step 1's tree by plain git).
+    const theirs = git(ws.repo.gitdir, 'commit-tree', `${first}^{tree}`, '-p', first, '-m', 'theirs').trim()
+    await casRef(ws.repo, 'refs/heads/agents/a', theirs, first)
+    journal('a', 2, '{"n":2}')
+    const { failed } = await commitSteps(ws.repo, ws.journalDir, [{ agent: 'a', n: 2, model: 'm' }])
+    expect(failed.size).toBe(0)
+    expect(git(ws.repo.gitdir, 'log', '--format=%s', '-3', 'agents/a').trim().split('\n')).toEqual([
+      'step 002: m [a]',
+      'theirs',
+      'step 001: m [a]',
+    ])
+  })
+})
