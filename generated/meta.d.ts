@@ -8,7 +8,7 @@ export interface StepMeta {
   workspace: string
   agent: string
   step: string
-  dialect: 'anthropic' | 'openai'
+  dialect: 'anthropic' | 'openai' | 'responses'
   /**
    * The path the client called, prefix removed, query kept.
    */

@@ -5,6 +5,9 @@
  * value, `undefined` lets the next plugin decide; observing hooks return nothing. A plugin's
  * private files live in `ctx.dataDir` = `<home>/plugins/<name>/`.
  */
+import type { DialectName } from '../proxy/dialects/types'
+
+export type { DialectName }
 
 /** The plugin API this holdfast speaks; a plugin declaring another is refused at start. */
 export const apiVersion = 1 as const
@@ -69,7 +72,7 @@ export interface ResponseView {
 /** One request as a plugin sees it. Frozen; `body` throws on any write. */
 export interface Exchange {
   readonly id: string
-  readonly dialect: 'anthropic' | 'openai'
+  readonly dialect: DialectName
   readonly kind: 'step' | 'count_tokens'
   /** The path the client called, prefix removed, query kept (`/v1/messages?beta=true`). */
   readonly path: string

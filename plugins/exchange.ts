@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { sanitizeHeaders } from '../proxy/core/headers'
 import { isObject, type Json, type JsonObject } from '../proxy/core/json'
-import { dialectByName } from '../proxy/dialects'
+import { anthropic, dialectByName, type DialectName } from '../proxy/dialects'
 import { arrayOf } from '../proxy/dialects/shared'
 import type { DeepReadonly, Exchange, ExchangeSummary, ResponseView, RouteView } from './api'
 
@@ -43,14 +43,6 @@ function readOnly<T extends object>(value: T): DeepReadonly<T> {
   return v as DeepReadonly<T>
 }
 
-/** Text of a content: a string, or the `text` of its text blocks. */
-function textOf(content: Json | undefined): string {
-  if (typeof content === 'string') return content
-  const parts: string[] = []
-  for (const b of arrayOf(content)) if (isObject(b) && typeof b.text === 'string') parts.push(b.text)
-  return parts.join('\n')
-}
-
 /** Bytes of base64 payloads (images, documents, audio) in message content, two levels deep. */
 function base64Bytes(content: Json | undefined, depth = 0): number {
   let n = 0
@@ -69,26 +61,18 @@ function base64Bytes(content: Json | undefined, depth = 0): number {
 
 /** The summary of a parsed body of `bodyBytes` bytes; `headers` as recorded. */
 export function summarize(
-  dialectName: 'anthropic' | 'openai',
+  dialectName: DialectName,
   body: JsonObject,
   bodyBytes: number,
   headers: Readonly<Record<string, string>>,
 ): ExchangeSummary {
   const dialect = dialectByName(dialectName)
-  const messages = arrayOf(body.messages)
-  let systemChars = 0
-  if (dialectName === 'anthropic') systemChars = textOf(body.system).length
-  else {
-    for (const m of messages) {
-      if (!isObject(m)) continue
-      if (m.role !== 'system' && m.role !== 'developer') break
-      systemChars += textOf(m.content).length
-    }
-  }
+  const messages = dialect.messages(body)
+  const systemChars = dialect.systemText(body).length
   const toolNames = arrayOf(body.tools)
     .map((t) => dialect.toolName(t))
     .filter((n): n is string => n !== undefined)
-  const max = body[dialect.maxTokensField] ?? body.max_tokens
+  const max = dialect.clientMaxTokens(body)
   // The two fields that walk the whole transcript are computed only when a plugin reads them.
   const approxTokens = once(() => {
     let media = 0
@@ -97,9 +81,9 @@ export function summarize(
   })
   const lastUserText = once(() => {
     for (let i = messages.length - 1; i >= 0; i--) {
-      const m = messages[i]
-      if (isObject(m) && m.role === 'user') {
-        const text = textOf(m.content)
+      const m = messages[i] as Json
+      if (dialect.roleOf(m) === 'user') {
+        const text = dialect.textOf(m)
         if (text) return text.slice(0, MAX_USER_TEXT)
       }
     }
@@ -124,7 +108,7 @@ export function summarize(
 
 interface ViewParts {
   id: string
-  dialect: 'anthropic' | 'openai'
+  dialect: DialectName
   kind: 'step' | 'count_tokens'
   path: string
   workspace: string
@@ -143,7 +127,7 @@ export interface Lazy {
 
 /** Headers sanitized as meta.json records them (cheap); the summary only when a plugin reads it. */
 export function lazily(
-  dialect: 'anthropic' | 'openai',
+  dialect: DialectName,
   body: JsonObject,
   bytes: number,
   headers: IncomingHttpHeaders | (() => Readonly<Record<string, string>>),
@@ -188,7 +172,7 @@ export function once<T>(make: () => T): () => T {
 export interface ExchangeInit {
   body: JsonObject
   headers?: IncomingHttpHeaders | Record<string, string>
-  dialect?: 'anthropic' | 'openai'
+  dialect?: DialectName
   kind?: 'step' | 'count_tokens'
   path?: string
   workspace?: string
@@ -206,7 +190,7 @@ export interface ExchangeInit {
  * await runPlugin(plugin, { threshold: 10 }).route(exchange({ body: { model: 'm', messages: [] } }))
  */
 export function exchange(init: ExchangeInit): Exchange {
-  const dialect = init.dialect ?? 'anthropic'
+  const dialect = init.dialect ?? anthropic.name
   const lower: IncomingHttpHeaders = {}
   for (const [k, v] of Object.entries(init.headers ?? {})) lower[k.toLowerCase()] = v
   const bytes = init.bytes ?? Buffer.byteLength(JSON.stringify(init.body))
@@ -218,7 +202,7 @@ export function exchange(init: ExchangeInit): Exchange {
       id: randomUUID(),
       dialect,
       kind: init.kind ?? 'step',
-      path: init.path ?? (dialect === 'openai' ? '/v1/chat/completions' : '/v1/messages'),
+      path: init.path ?? dialectByName(dialect).endpoint,
       workspace: init.workspace ?? 'default',
       agent: init.agent ?? 'main',
       body: init.body,

@@ -8,6 +8,7 @@ export {
   definePlugin,
   HOOK_NAMES,
   type DeepReadonly,
+  type DialectName,
   type Exchange,
   type ExchangeSummary,
   type FailureView,

@@ -7,14 +7,14 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
 import { HoldfastError } from './core/errors'
 import { assertName } from './core/naming'
-import type { DialectName } from './dialects/types'
+import { countsTokensAt, type Dialect, passThroughDialect, recordedAt } from './dialects'
 
 export type Endpoint =
-  | { kind: 'step'; dialect: DialectName }
-  | { kind: 'count_tokens'; dialect: 'anthropic' }
-  | { kind: 'pass'; dialect: DialectName }
+  | { kind: 'step'; dialect: Dialect }
+  | { kind: 'count_tokens'; dialect: Dialect }
+  | { kind: 'pass'; dialect: Dialect }
   /** `OPTIONS` on a provider path: answered by holdfast (CORS preflight), never passed upstream. */
-  | { kind: 'preflight'; dialect: DialectName }
+  | { kind: 'preflight'; dialect: Dialect }
   /** `HEAD /` (or an address prefix alone): a client's connectivity probe, answered 200. */
   | { kind: 'probe' }
   | { kind: 'admin' }
@@ -65,21 +65,17 @@ export function classify(method: string, path: string, headers: IncomingHttpHead
   if (pathname.startsWith('/_holdfast/')) return { kind: 'admin' }
   if (pathname === '/mcp') return { kind: 'mcp' }
   if (method === 'HEAD' && pathname === '/') return { kind: 'probe' }
-  if (method === 'OPTIONS' && (pathname.startsWith('/v1/') || pathname === '/api/hello')) {
-    return { kind: 'preflight', dialect: pathname === '/v1/chat/completions' ? 'openai' : 'anthropic' }
+  const provider = pathname.startsWith('/v1/') || pathname === '/api/hello'
+  if (method === 'OPTIONS' && provider)
+    return { kind: 'preflight', dialect: passThroughDialect(pathname, headers) }
+  if (method === 'POST') {
+    const recorded = recordedAt(pathname)
+    if (recorded) return { kind: 'step', dialect: recorded }
+    const counted = countsTokensAt(pathname)
+    if (counted) return { kind: 'count_tokens', dialect: counted }
   }
-  if (method === 'POST' && pathname === '/v1/messages') return { kind: 'step', dialect: 'anthropic' }
-  if (method === 'POST' && pathname === '/v1/chat/completions') return { kind: 'step', dialect: 'openai' }
-  if (method === 'POST' && pathname === '/v1/messages/count_tokens')
-    return { kind: 'count_tokens', dialect: 'anthropic' }
-  if (method === 'HEAD' && pathname === '/api/hello') return { kind: 'pass', dialect: 'anthropic' }
-  if (pathname.startsWith('/v1/')) {
-    const anthropic =
-      header(headers, 'anthropic-version') !== undefined ||
-      pathname.startsWith('/v1/messages') ||
-      pathname.startsWith('/v1/complete')
-    return { kind: 'pass', dialect: anthropic ? 'anthropic' : 'openai' }
-  }
+  if (pathname === '/api/hello' && method !== 'HEAD') return { kind: 'unknown' }
+  if (provider) return { kind: 'pass', dialect: passThroughDialect(pathname, headers) }
   return { kind: 'unknown' }
 }
 

@@ -10,6 +10,7 @@ import type http from 'node:http'
 import { HoldfastError } from './core/errors'
 import type { Json } from './core/json'
 import { assertName } from './core/naming'
+import { anthropic, DIALECT_NAMES, dialectByName } from './dialects'
 import { type Act, getClient, listClients, loadedTools, loadTools, unloadTools } from './tools/acts'
 import { routeCall } from './tools/calls'
 import { clientsToolDefinition } from './tools/clients-tool'
@@ -55,11 +56,12 @@ export async function handleClientsAdmin(
         loadedTools(ctx.home, text(q('workspace'), 'workspace', dws), text(q('agent'), 'agent', dagent)),
       )
     case 'GET /_holdfast/clients/tool': {
-      const dialect = q('dialect') ?? 'anthropic'
-      if (dialect !== 'anthropic' && dialect !== 'openai') {
+      const name = q('dialect') ?? anthropic.name
+      const dialect = dialectByName(name)
+      if (!dialect) {
         throw new HoldfastError(
           'BAD_REQUEST',
-          `dialect must be "anthropic" or "openai", not ${JSON.stringify(dialect)}`,
+          `dialect must be one of ${DIALECT_NAMES.map((n) => JSON.stringify(n)).join(', ')}, not ${JSON.stringify(name)}`,
         )
       }
       return sendJson(res, 200, clientsToolDefinition(dialect))

@@ -14,7 +14,7 @@ import { hold, type HoldVerdict, type PreviousStep, RecordFault } from './core/h
 import { withHistoryClosed } from './core/history-closure'
 import type { Json, JsonObject } from './core/json'
 import { readRequest, recordParser } from './core/record'
-import { presentedName } from './core/loaded-set'
+import { presentedName, presentedTool } from './core/loaded-set'
 import { formatStep } from './core/naming'
 import { type RoleDecl, routeByRole } from './core/roles'
 import { applyEdits, jsonBytes, MAX_NESTING, scanTopLevel, type ScannedTop, toolsEdit } from './core/splice'
@@ -191,7 +191,7 @@ export async function resolve(ctx: ServerContext, ex: Exchange, choice?: RouteCh
   }
   // A plugin's route decision is resolved against the same config the first pass read.
   const { roles, why, configCommit, configNote } = (ex.config ??= await readConfig(ctx, ex))
-  const name = ex.dialect.name
+  const name = ex.dialect.rows.name
   const r = routeByRole(
     choice?.role ?? first(ex.headers['x-holdfast-role']),
     ex.parsed.model,
@@ -226,8 +226,7 @@ export async function resolve(ctx: ServerContext, ex: Exchange, choice?: RouteCh
     }
     model = r.model
     const maxField = ex.dialect.maxTokensField
-    const clientSent =
-      ex.parsed[maxField] !== undefined || (name === 'openai' && ex.parsed.max_tokens !== undefined)
+    const clientSent = ex.dialect.clientMaxTokens(ex.parsed) !== undefined
     if (r.maxOutputTokens !== undefined && !clientSent) {
       ex.overrides[maxField] = r.maxOutputTokens
       ex.changes.push({
@@ -278,7 +277,7 @@ export function compose(ctx: ServerContext, ex: Exchange): void {
       const name = presentedName(entry)
       if (clientNames.has(name)) clashes.push(name)
       else {
-        added.push(ex.dialect.presentTool(entry))
+        added.push(ex.dialect.tool(presentedTool(entry)))
         ex.injected.push(name)
       }
     }
@@ -293,13 +292,10 @@ export function compose(ctx: ServerContext, ex: Exchange): void {
       })
     }
   }
-  if (
-    ex.dialect.name === 'openai' &&
-    route.row.prompt_cache_key === 'agent' &&
-    ex.parsed.prompt_cache_key === undefined
-  ) {
-    overrides.prompt_cache_key = `${ex.workspace}/${ex.agent}`
-    ex.changes.push({ field: 'prompt_cache_key', why: `provider row "${route.provider}" sets it per agent` })
+  const cacheKeyField = ex.dialect.promptCacheKeyField
+  if (cacheKeyField && route.row.prompt_cache_key === 'agent' && ex.parsed[cacheKeyField] === undefined) {
+    overrides[cacheKeyField] = `${ex.workspace}/${ex.agent}`
+    ex.changes.push({ field: cacheKeyField, why: `provider row "${route.provider}" sets it per agent` })
   }
   const edits = Object.entries(overrides).map(([key, value]) =>
     key === 'tools' ? toolsEdit(value as Json[]) : { key, value: jsonBytes(value) },
@@ -308,14 +304,6 @@ export function compose(ctx: ServerContext, ex: Exchange): void {
     edits.length === 0
       ? { bytes: ex.raw, parsed: ex.parsed, top: ex.top }
       : { bytes: applyEdits(ex.raw, ex.top, edits), parsed: { ...ex.parsed, ...overrides } }
-}
-
-/** The cache-keying request headers the hold compares (anthropic-beta). */
-export function keyingHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {}
-  const beta = first(headers['anthropic-beta'])
-  if (beta !== undefined) out['anthropic-beta'] = beta
-  return out
 }
 
 /**
@@ -345,7 +333,7 @@ export function applyHold(
   const result = hold(
     ex.dialect,
     previous,
-    { ...composed, headers: keyingHeaders(ex.headers) },
+    { ...composed, headers: ex.dialect.keyingHeaders(ex.headers) },
     { now: Date.now(), ttlMs: ctx.holdTtlMs, longTtlMs: ctx.holdLongTtlMs },
   )
   const v = result.verdict
@@ -402,7 +390,7 @@ export async function holdAndRecord(ctx: ServerContext, ex: Exchange, agent: Age
       },
       ...(ex.identified ? { identified: ex.identified } : {}),
       request_headers: { ...ex.recordedHeaders() },
-      cache_keying_headers: keyingHeaders(ex.headers),
+      cache_keying_headers: ex.dialect.keyingHeaders(ex.headers),
       hold: sent.verdict,
       injected_tools: ex.injected,
       changes: ex.changes,

@@ -8,8 +8,8 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { HoldfastError } from './core/errors'
-import { anthropic, dialectByName, openai } from './dialects'
-import type { Dialect, DialectName } from './dialects/types'
+import { passThroughDialect } from './dialects'
+import type { Dialect } from './dialects/types'
 import { address, type Addressed, guard, type Guard } from './address'
 import { handleAdmin } from './admin'
 import type { ServerContext } from './context'
@@ -95,7 +95,7 @@ async function handleStep(
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ) {
-  const dialect = dialectByName((a.endpoint as { dialect: DialectName }).dialect)
+  const dialect = (a.endpoint as { dialect: Dialect }).dialect
   let ex: Exchange | undefined
   try {
     if (ctx.closing) throw new HoldfastError('SHUTTING_DOWN', 'holdfast is shutting down; retry shortly')
@@ -155,19 +155,19 @@ function handlePass(
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ): void {
-  const dialect = dialectByName((a.endpoint as { dialect: DialectName }).dialect)
-  const row = ctx.config.providers[dialect.name]
+  const dialect = (a.endpoint as { dialect: Dialect }).dialect
+  const row = ctx.config.providers[dialect.rows.name]
   if (!row) {
     sendError(
       res,
       dialect,
-      new HoldfastError('NO_PROVIDER_ROW', `holdfast.yaml declares no provider row "${dialect.name}"`),
+      new HoldfastError('NO_PROVIDER_ROW', `holdfast.yaml declares no provider row "${dialect.rows.name}"`),
     )
     return
   }
   let key: string | undefined
   try {
-    key = rowKey(dialect.name, row)
+    key = rowKey(dialect.rows.name, row)
   } catch (err) {
     sendError(res, dialect, err)
     return
@@ -179,18 +179,24 @@ function handlePass(
       dialect,
       new HoldfastError(
         'UPSTREAM_UNREACHABLE',
-        `provider row "${dialect.name}" at ${target.origin} could not be reached: ${err.message}`,
+        `provider row "${dialect.rows.name}" at ${target.origin} could not be reached: ${err.message}`,
       ),
     )
   })
 }
 
-/** The envelope an answer on this URL takes: its dialect's on a provider path, holdfast's own otherwise. */
-export function envelopeFor(url: string): Dialect | undefined {
+/**
+ * The envelope an answer on this URL takes: its dialect's on a provider path (after any address
+ * prefix), holdfast's own otherwise.
+ */
+export function envelopeFor(
+  url: string,
+  headers: Readonly<Record<string, string | string[] | undefined>> = {},
+): Dialect | undefined {
   const pathname = url.split('?')[0] ?? ''
   if (pathname.includes('/_holdfast/') || /\/mcp$/.test(pathname)) return undefined
-  if (/\/v1\/chat\/completions$/.test(pathname)) return openai
-  return /\/v1(\/|$)/.test(pathname) || pathname === '/api/hello' ? anthropic : undefined
+  const at = pathname.search(/\/v1(\/|$)|\/api\/hello$/)
+  return at < 0 ? undefined : passThroughDialect(pathname.slice(at), headers)
 }
 
 /** Node's own refusals (a malformed request, headers over the limit) in the envelope of the path. */
@@ -247,7 +253,7 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
       guard(g, a.endpoint, method, req.headers)
     } catch (err) {
       res.setHeader('connection', 'close')
-      sendError(res, envelopeFor(url), err)
+      sendError(res, envelopeFor(url, req.headers), err)
       return
     }
     if (a.endpoint.kind === 'step' || a.endpoint.kind === 'count_tokens' || a.endpoint.kind === 'pass')
@@ -277,7 +283,7 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
       default:
         sendError(
           res,
-          envelopeFor(url),
+          envelopeFor(url, req.headers),
           new HoldfastError('NOT_FOUND', `no such endpoint: ${method} ${a.path}`),
         )
     }

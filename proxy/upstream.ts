@@ -10,6 +10,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import httpProxy from 'http-proxy'
 import { Agent, type Dispatcher } from 'undici'
 import { HoldfastError } from './core/errors'
+import { rowFamily } from './dialects'
 import type { ProviderRow } from './store/config'
 
 /** RFC 9110 §7.6.1 connection-specific fields, plus the legacy ones proxies must not forward. */
@@ -25,11 +26,9 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ])
 
-/** The provider URL for an incoming `/v1/...` path (query kept): openai base URLs carry `/v1` already. */
+/** The provider URL for an incoming `/v1/...` path (query kept), by the row's family. */
 export function upstreamUrl(row: ProviderRow, incoming: string): URL {
-  const base = row.base_url.replace(/\/+$/, '')
-  const rest = row.dialect === 'openai' && /^\/v1(\/|\?|$)/.test(incoming) ? incoming.slice(3) : incoming
-  return new URL(base + rest)
+  return rowFamily(row.dialect).upstreamUrl(row.base_url, incoming)
 }
 
 /** The environment variable a row takes its key from is set, or a 500 naming it. */
@@ -60,8 +59,7 @@ function applyKey(out: Record<string, string | string[]>, row: ProviderRow, key:
   if (key === undefined) return
   delete out.authorization
   delete out['x-api-key']
-  if (row.dialect === 'anthropic') out['x-api-key'] = key
-  else out.authorization = `Bearer ${key}`
+  Object.assign(out, rowFamily(row.dialect).authHeaders(key))
 }
 
 /** The client's headers minus hop-by-hop, `Connection`-listed, `expect` and `x-holdfast-*`, with the row's key. */

@@ -3,8 +3,7 @@
  * `dispatch: <role> [<child>]` commit has the notch as its parent. Nothing else records that they
  * belong together (no registry). Each member is read from its first step's record.
  */
-import { isObject, type Json } from '../../proxy/core/json'
-import { rebuildReply } from '../../proxy/core/reply'
+import { dialectByName } from '../../proxy/dialects'
 import type { StepMeta } from '../../generated/meta'
 import { readCommitInfo } from '../../proxy/store/git'
 import { listRefs } from '../../proxy/store/git-refs'
@@ -20,21 +19,6 @@ export interface Member {
   dispatchCommit: string
   meta: StepMeta | undefined
   answer: string | undefined
-}
-
-/** The text of an assistant turn, for people: text blocks joined, tool calls named. */
-export function answerText(message: Json | undefined): string | undefined {
-  if (!isObject(message)) return undefined
-  if (typeof message.content === 'string') return message.content
-  const parts: string[] = []
-  for (const b of Array.isArray(message.content) ? message.content : []) {
-    if (isObject(b) && b.type === 'text' && typeof b.text === 'string') parts.push(b.text)
-    if (isObject(b) && b.type === 'tool_use') parts.push(`[calls ${String(b.name)}]`)
-  }
-  for (const c of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
-    if (isObject(c) && isObject(c.function)) parts.push(`[calls ${String(c.function.name)}]`)
-  }
-  return parts.join('\n')
 }
 
 /** The dispatch commit that starts `agent`'s own history, if the branch was dispatched. */
@@ -72,14 +56,14 @@ export async function cohortOf(
     const response = meta ? await readStepResponse(ws, agent, 1) : undefined
     const reply =
       response && meta
-        ? rebuildReply(meta.dialect, response.bytes, response.file === 'response.sse')
+        ? dialectByName(meta.dialect).rebuildReply(response.bytes, response.file === 'response.sse')
         : undefined
     members.push({
       child: agent,
       role: d.role,
       dispatchCommit: d.commit,
       meta,
-      answer: answerText(reply?.message),
+      answer: reply?.text,
     })
   }
   members.sort((a, b) => (a.child < b.child ? -1 : 1))

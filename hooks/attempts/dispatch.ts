@@ -10,7 +10,7 @@ import { childId, checkPins, type DispatchArgs } from '../../proxy/core/attempt'
 import { firstRequest } from '../../proxy/core/continuation'
 import { isObject, type JsonObject } from '../../proxy/core/json'
 import { checkName } from '../../proxy/core/naming'
-import { rebuildReply } from '../../proxy/core/reply'
+import { type Dialect, dialectByName } from '../../proxy/dialects'
 import type { HoldfastConfig } from '../../proxy/store/config'
 import { ConfigReader } from '../../proxy/store/config-lineage'
 import { commitFiles } from '../../proxy/store/git'
@@ -31,7 +31,7 @@ export interface Prepared {
   ws: Workspace
   child: string
   notch: Notch
-  dialect: 'anthropic' | 'openai'
+  dialect: Dialect
   roleModel: string
   body: Buffer
   headers: Record<string, string>
@@ -100,12 +100,12 @@ export async function prepareDispatch(
     .filter((p) => /^skills\/[^/]+\/[^/]+\.md$/.test(p.dest))
     .map((p) => ({ dest: p.dest, text: p.bytes.toString('utf8') }))
 
-  let dialect: 'anthropic' | 'openai' = row.dialect
+  // A clean start speaks the row family's own dialect; a fork speaks its notch's.
+  let dialect = dialectByName(row.dialect)
   let body: JsonObject
   const headers: Record<string, string> = { 'x-holdfast-role': args.role }
   if (notch.kind === 'clean') {
-    body = firstRequest({
-      dialect,
+    body = firstRequest(dialect, {
       goal: args.goal,
       skills,
       roleModel: role.model,
@@ -123,19 +123,18 @@ export async function prepareDispatch(
       refuse(
         `the notch's own step did not succeed (${step.meta.outcome ?? 'unknown'}${step.meta.status ? `, status ${step.meta.status}` : ''}): fork from a step that was answered`,
       )
-    if (step.meta.dialect !== row.dialect) {
+    dialect = dialectByName(step.meta.dialect)
+    if (dialect.rows.name !== row.dialect) {
       refuse(
-        `role "${args.role}" speaks ${row.dialect}; the notch's conversation speaks ${step.meta.dialect}`,
+        `role "${args.role}" routes to provider row "${role.provider}", which speaks ${row.dialect}; the notch's conversation speaks ${dialect.name} (sent to ${dialect.rows.name} rows)`,
       )
     }
-    dialect = step.meta.dialect
     const request = JSON.parse(step.request.toString('utf8')) as unknown
     if (!isObject(request)) return refuse(`the notch's request.json is not a JSON object`)
     const reply = step.response
-      ? rebuildReply(dialect, step.response.bytes, step.response.file === 'response.sse')
+      ? dialect.rebuildReply(step.response.bytes, step.response.file === 'response.sse')
       : undefined
-    body = firstRequest({
-      dialect,
+    body = firstRequest(dialect, {
       notch: { request, reply },
       goal: args.goal,
       skills,
@@ -147,7 +146,7 @@ export async function prepareDispatch(
     const beta = step.meta.cache_keying_headers['anthropic-beta']
     if (beta) headers['anthropic-beta'] = beta
   }
-  if (dialect === 'anthropic') headers['anthropic-version'] ??= '2023-06-01'
+  for (const [k, v] of Object.entries(dialect.requiredHeaders)) headers[k] ??= v
   headers['content-type'] = 'application/json'
   const child = childId(args.parent, now, randomBytes(3).toString('hex').slice(0, 4))
   return {

@@ -27,7 +27,7 @@ export function submitFirstStep(
   token: string | undefined,
   onProgress: (child: string, progress: Progress) => void = () => undefined,
 ): Submitted {
-  const path = p.dialect === 'anthropic' ? '/v1/messages' : '/v1/chat/completions'
+  const path = p.dialect.endpoint
   const url = new URL(
     `${serverUrl}/w/${encodeURIComponent(p.ws.name)}/a/${encodeURIComponent(p.child)}${path}`,
   )

@@ -32,7 +32,12 @@ export function closeHistory(
   const tools: readonly Json[] = Array.isArray(body.tools) ? body.tools : []
   const declared = new Set(tools.map((t) => dialect.toolName(t)).filter((n) => n !== undefined))
   const names = called.filter((n) => !declared.has(n))
-  return { names, tools: names.map((n) => dialect.closureTool(n, notLoaded(n))) }
+  return {
+    names,
+    tools: names.map((n) =>
+      dialect.tool({ name: n, description: notLoaded(n), input_schema: { type: 'object' } }),
+    ),
+  }
 }
 
 /**

@@ -31,6 +31,11 @@ export function presentedName(e: LoadedEntry): string {
   return `${e.client}_${e.tool.name}`
 }
 
+/** A loaded tool as presented to the model: its presented name and its frozen definition. */
+export function presentedTool(e: LoadedEntry): { name: string; description: string; input_schema: Json } {
+  return { name: presentedName(e), description: e.tool.description, input_schema: e.tool.input_schema }
+}
+
 /** Plain code-unit order, the order a loaded set is kept and presented in. */
 function byPresentedName(a: LoadedEntry, b: LoadedEntry): number {
   const x = presentedName(a)

@@ -49,19 +49,6 @@ function asBlocks(m: Json): Json {
   return { ...m, content: [{ type: 'text', text: m.content }] }
 }
 
-/** The messages that follow the system part, as the cache sees them. */
-function transcript(dialect: Dialect, body: JsonObject): Json[] {
-  const messages = Array.isArray(body.messages) ? body.messages : []
-  if (dialect.name !== 'openai') return messages
-  let i = 0
-  while (i < messages.length) {
-    const m = messages[i]
-    if (!isObject(m) || (m.role !== 'system' && m.role !== 'developer')) break
-    i++
-  }
-  return messages.slice(i)
-}
-
 /**
  * What moved between the previous request and this one. The first difference is searched in the
  * transcript only up to the previous transcript's length: a grown conversation is not a move.
@@ -80,8 +67,8 @@ export function prefixMoves(
   )
   const strip = (v: Json | undefined): Json | undefined =>
     v === undefined ? undefined : withoutCacheControl(v)
-  const prevMessages = transcript(dialect, prev).map(asBlocks)
-  const curMessages = transcript(dialect, cur).slice(0, prevMessages.length).map(asBlocks)
+  const prevMessages = dialect.transcript(prev).map(asBlocks)
+  const curMessages = dialect.transcript(cur).slice(0, prevMessages.length).map(asBlocks)
   const headPrefix = c.head?.slice(0, p.head?.length ?? 0)
   const firstDiff =
     firstDifference(strip(p.model), strip(c.model), 'model') ??

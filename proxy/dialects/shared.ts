@@ -95,3 +95,48 @@ export function oneOf(what: string, kinds: Partial<Record<Kind, Check | true>>):
 export function firstProblem(body: JsonObject, spec: Readonly<Record<string, Check>>): string | undefined {
   return fields(spec)(body, '')
 }
+
+/** A token count as reported: a finite number rounded, anything else 0. */
+export const int = (v: Json | undefined): number =>
+  typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : 0
+
+/** A decoded JSON answer as an object, or undefined (a gateway's HTML error page, a torn body). */
+export function jsonObjectOf(body: Buffer): JsonObject | undefined {
+  try {
+    const v = JSON.parse(body.toString('utf8')) as Json
+    return isObject(v) ? v : undefined
+  } catch {
+    // Not JSON: the answer reports nothing.
+    return undefined
+  }
+}
+
+/**
+ * An error the provider reported inside a 200 event stream (anthropic and responses
+ * `{type: "error", error}`; openai a `data: {error}` chunk), if any.
+ */
+export function streamErrorOf(events: readonly JsonObject[]): { type: string; message: string } | null {
+  for (const e of events) {
+    const err = e.error
+    if (isObject(err) && (e.type === 'error' || e.type === undefined)) {
+      return {
+        type: typeof err.type === 'string' ? err.type : 'error',
+        message: typeof err.message === 'string' ? err.message : JSON.stringify(err),
+      }
+    }
+  }
+  return null
+}
+
+/** A string content, or the `text` of its text blocks/parts joined by newlines. */
+export function contentText(content: Json | undefined): string {
+  if (typeof content === 'string') return content
+  const parts: string[] = []
+  for (const b of arrayOf(content)) if (isObject(b) && typeof b.text === 'string') parts.push(b.text)
+  return parts.join('\n')
+}
+
+/** The answer's text as `holdfast cohort` shows it: text parts, and `[calls <name>]` per tool call. */
+export function turnText(parts: readonly ({ text: string } | { call: string })[]): string {
+  return parts.map((p) => ('text' in p ? p.text : `[calls ${p.call}]`)).join('\n')
+}

@@ -1,65 +1,136 @@
 /**
- * What the proxy needs to know about a wire format (a dialect): the facets the hold compares,
- * how a loaded tool is presented, how tools are named, and the error envelope.
- * Invariant: everything here is pure and works on an already-parsed body; no module re-parses.
+ * What the proxy knows about a wire format (a dialect), all of it behind this one interface: its
+ * endpoint, the request fields it reads and their types, the parts that key the provider's cache,
+ * its tool format, its answer (usage, stop reason, the assistant turn), an attempt's first request,
+ * its error envelope, and the provider rows it is sent to (upstream path, auth header).
+ * Invariant: everything here is pure and works on already-parsed or already-decoded values; no
+ * module outside `dialects/` compares a dialect's name.
  */
 import type { Json, JsonObject } from '../core/json'
-import type { LoadedEntry } from '../core/loaded-set'
+import type { Usage } from '../../generated/meta'
 
-export type DialectName = 'anthropic' | 'openai'
+export type DialectName = 'anthropic' | 'openai' | 'responses'
 
 /** The parts of a request that key the provider's prompt cache, in cache order. */
 export interface Facets {
   /** `model` as sent (undefined when absent). */
   model: Json | undefined
   /**
-   * anthropic: `system` normalized to blocks (a string is one text block; absent → undefined).
-   * openai: the leading messages whose role is `system` or `developer` (an array, possibly empty).
+   * The system part, normalized: anthropic `system` as blocks (a string is one text block; absent →
+   * undefined); openai the leading `system`/`developer` messages (an array, possibly empty);
+   * responses `instructions` as blocks.
    */
   system: Json | undefined
   /**
-   * The content of the first message after the system part, as blocks (a string content is one
-   * `{type: "text", text}` block); undefined when there is no such message.
+   * The content of the first message (input item) after the system part, as blocks (a string
+   * content is one `{type: "text", text}` block); undefined when there is no such message.
    */
   head: Json[] | undefined
   /** The `tools` array as sent; undefined when absent. */
   tools: Json[] | undefined
-  /**
-   * The other fields that key the cache, by name (absent fields are undefined):
-   * anthropic `tool_choice`, `thinking`, and the `anthropic-beta` header (as `header:anthropic-beta`);
-   * openai `tool_choice`, `parallel_tool_calls`.
-   */
+  /** The other fields (and `header:<name>` headers) that key the cache, by name; absent ones undefined. */
   keying: Record<string, Json | undefined>
+}
+
+/** A tool as holdfast presents it (a loaded tool, the `clients` tool, a history-closure declaration). */
+export interface ToolDef {
+  name: string
+  description: string
+  input_schema: Json
+}
+
+/** What a provider's answer says about tokens and why it stopped. */
+export interface AnswerFacts {
+  usage: Usage | null
+  stopReason: string | null
+  /** An error event inside a 200 stream: the answer failed though its status said ok. */
+  streamError: { type: string; message: string } | null
+}
+
+/** The assistant turn of a recorded answer, and the tool calls it made. */
+export interface Rebuilt {
+  /** The turn as the next request's transcript carries it (one message, or responses' output items). */
+  turn: Json[]
+  /** The answer's text, its text parts joined (`holdfast cohort` shows it). */
+  text: string
+  toolCalls: { id: string; name: string }[]
+}
+
+/** An attempt's first request (DESIGN §9): the notch's request continued, or a clean start. */
+export interface FirstRequestInput {
+  /** Absent for a clean start. */
+  notch?: { request: JsonObject; reply: Rebuilt | undefined }
+  /** The user turn's text: the pinned skills, then the goal, verbatim. */
+  text: string
+  /** The role's model (the proxy routes by x-holdfast-role; this decides whether thinking survives). */
+  roleModel: string
+  roleMaxTokens?: number
+}
+
+/** The provider rows of one API family (`dialect:` of a row in holdfast.yaml). */
+export interface RowFamily {
+  readonly name: 'anthropic' | 'openai'
+  /** The provider URL for an incoming `/v1/...` path, query kept (openai base URLs carry `/v1`). */
+  upstreamUrl(baseUrl: string, incoming: string): URL
+  /** The auth header a row's own key is sent in. */
+  authHeaders(key: string): Record<string, string>
+  /** This family's provider id in the price library (`@pydantic/genai-prices`). */
+  readonly priceProvider: string
 }
 
 export interface Dialect {
   readonly name: DialectName
-  /** The facets of a parsed body; `headers` are the request headers (lower-case names). */
-  facets(body: JsonObject, headers: Readonly<Record<string, string | undefined>>): Facets
+  /** The recorded endpoint (`/v1/messages`). */
+  readonly endpoint: string
+  /** An unrecorded endpoint that gets compose and the hold (anthropic `count_tokens`), if any. */
+  readonly countTokensEndpoint?: string
+  /** The provider rows this dialect is sent to; the row named after the family is its default. */
+  readonly rows: RowFamily
+  /** Headers holdfast adds when it makes a request of this dialect itself (dispatch). */
+  readonly requiredHeaders: Readonly<Record<string, string>>
+
   /**
    * The first field of a request body whose type the proxy cannot read (compose, the hold, the
    * record, a later step), as one sentence naming it (`tools[2].name must be a string`); undefined
    * when every field it reads has its type. Fields it does not read are never checked.
    */
   checkShape(body: JsonObject): string | undefined
-  /** A loaded tool in this dialect's tool format, under its presented name. */
-  presentTool(entry: LoadedEntry): JsonObject
+  /** The facets of a parsed body; `headers` are the request headers (lower-case names). */
+  facets(body: JsonObject, headers: Readonly<Record<string, string | undefined>>): Facets
+  /** The request headers that key the cache, as recorded in meta.json and compared by the hold. */
+  keyingHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string>
+  /** Every transcript entry (messages, or input items), system ones included (plugin summaries). */
+  messages(body: JsonObject): Json[]
+  /** The transcript after the system part, as the cache sees it (`why`). */
+  transcript(body: JsonObject): Json[]
+  /** The text of the system part (plugin summaries). */
+  systemText(body: JsonObject): string
+  /** The text of one transcript entry's content (plugin summaries), or '' when it has none. */
+  textOf(entry: Json): string
+  /** The role of a transcript entry (`user`, `assistant`, …), if it has one. */
+  roleOf(entry: Json): string | undefined
+  /** A tool in this dialect's tool format. */
+  tool(def: ToolDef): JsonObject
   /** The name a tool element declares (anthropic `name`; openai `function.name` or `name`), if any. */
   toolName(tool: Json): string | undefined
-  /**
-   * The tool names the transcript calls (anthropic `tool_use` blocks, openai assistant
-   * `tool_calls[].function.name`), in first-seen order, without duplicates.
-   */
+  /** The tool names the transcript calls, in first-seen order, without duplicates. */
   calledToolNames(body: JsonObject): string[]
-  /** A tool declared only to close the history: `description` as given, schema `{"type":"object"}`. */
-  closureTool(name: string, description: string): JsonObject
-  /**
-   * Number of cache breakpoints (`cache_control` markers) the body carries: top-level, tools,
-   * system blocks, message content blocks. openai has none: 0.
-   */
+  /** Cache breakpoints (`cache_control` markers) the body carries; 0 where caching is automatic. */
   breakpoints(body: JsonObject): number
+  /** The field the dialect reads its output-token limit from (`max_tokens`, `max_completion_tokens`, …). */
+  readonly maxTokensField: string
+  /** The output-token limit the client set, in whichever field the dialect accepts it. */
+  clientMaxTokens(body: JsonObject): Json | undefined
+  /** The field a provider row's per-agent prompt cache key goes in, when the dialect has one. */
+  readonly promptCacheKeyField?: string
+
+  /** Usage, stop reason and a stream's error event, from a decoded answer (`sse`: an event stream). */
+  answerFacts(body: Buffer, sse: boolean): AnswerFacts
+  /** The assistant turn of a recorded answer; undefined when it has none (an error, an empty stream). */
+  rebuildReply(response: Buffer, sse: boolean): Rebuilt | undefined
+  /** An attempt's first request in this dialect. */
+  firstRequest(input: FirstRequestInput): JsonObject
+
   /** The dialect's own error envelope as bytes. `type` e.g. `invalid_request_error`, `api_error`. */
   errorBody(type: string, message: string): Buffer
-  /** The field the dialect reads its output-token limit from (`max_tokens` / `max_completion_tokens`). */
-  readonly maxTokensField: string
 }

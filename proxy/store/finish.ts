@@ -9,8 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { estimateCost } from '../core/cost'
-import { answerFacts } from '../core/usage'
-import type { DialectName } from '../dialects/types'
+import { dialectByName, type DialectName } from '../dialects'
 import type { Price } from '../../generated/holdfast'
 import type { StepMeta } from '../../generated/meta'
 import { finishRecord, PART_FILE, type ResponseFile } from './journal'
@@ -63,8 +62,9 @@ export function completeFinish(job: FinishJob): StepMeta {
       decodeError = `the response could not be decoded (${job.contentEncoding}): ${(err as Error).message}`
     }
   }
+  const dialect = dialectByName(job.dialect)
   const facts = decoded
-    ? answerFacts(job.dialect, decoded, sse)
+    ? dialect.answerFacts(decoded, sse)
     : { usage: null, stopReason: null, streamError: null }
   // A 200 stream that carried an error event failed, whatever its status said.
   const streamFailed = facts.streamError !== null && job.meta.outcome === 'ok'
@@ -73,7 +73,13 @@ export function completeFinish(job: FinishJob): StepMeta {
     ...(streamFailed ? { outcome: 'upstream_error' as const } : {}),
     response_file: decoded ? file : null,
     usage: facts.usage,
-    cost: estimateCost(job.meta.route.model, facts.usage, job.holdApplied, job.prices, job.dialect),
+    cost: estimateCost(
+      job.meta.route.model,
+      facts.usage,
+      job.holdApplied,
+      job.prices,
+      dialect.rows.priceProvider,
+    ),
     stop_reason: facts.stopReason,
     error:
       job.meta.error ??

@@ -6,7 +6,7 @@
  * included, is an Act's own message (the CLI's words); a refusal is `is_error: true`.
  */
 import { isObject, type Json, type JsonObject } from '../core/json'
-import type { DialectName } from '../dialects/types'
+import type { Dialect } from '../dialects/types'
 import { getClient, listClients, loadTools, unloadTools, type Act } from './acts'
 import { refusal, type ToolHosts, type ToolResult } from './hosts'
 
@@ -33,18 +33,12 @@ export const CLIENTS_TOOL_SCHEMA: JsonObject = {
 }
 
 /** The tool's definition in a dialect's tool format. */
-export function clientsToolDefinition(dialect: DialectName): JsonObject {
-  if (dialect === 'openai') {
-    return {
-      type: 'function',
-      function: {
-        name: CLIENTS_TOOL_NAME,
-        description: CLIENTS_TOOL_DESCRIPTION,
-        parameters: CLIENTS_TOOL_SCHEMA,
-      },
-    }
-  }
-  return { name: CLIENTS_TOOL_NAME, description: CLIENTS_TOOL_DESCRIPTION, input_schema: CLIENTS_TOOL_SCHEMA }
+export function clientsToolDefinition(dialect: Dialect): JsonObject {
+  return dialect.tool({
+    name: CLIENTS_TOOL_NAME,
+    description: CLIENTS_TOOL_DESCRIPTION,
+    input_schema: CLIENTS_TOOL_SCHEMA,
+  })
 }
 
 const text = (act: Act<unknown>): ToolResult => ({

@@ -1,5 +1,6 @@
 /** An attempt's first request (core/continuation): notch, reply, tool answers, skills, goal. */
 import { firstRequest, NOT_RUN } from '../../../proxy/core/continuation'
+import { anthropic, openai } from '../../../proxy/dialects'
 
 const notchRequest = {
   model: 'claude-sonnet-4-5',
@@ -9,17 +10,19 @@ const notchRequest = {
 }
 const thinking = { type: 'thinking', thinking: 'hmm', signature: 's' }
 const reply = {
-  message: {
-    role: 'assistant',
-    content: [thinking, { type: 'tool_use', id: 'tu_1', name: 'Read', input: { path: 'a.ts' } }],
-  },
+  turn: [
+    {
+      role: 'assistant',
+      content: [thinking, { type: 'tool_use', id: 'tu_1', name: 'Read', input: { path: 'a.ts' } }],
+    },
+  ],
+  text: '[calls Read]',
   toolCalls: [{ id: 'tu_1', name: 'Read' }],
 }
 
 describe("an attempt's first request", () => {
   it('continues the notch: its request, its reply, error results for its tool calls, then skills and the goal', () => {
-    const body = firstRequest({
-      dialect: 'anthropic',
+    const body = firstRequest(anthropic, {
       notch: { request: notchRequest, reply },
       goal: 'Now review it.',
       skills: [{ dest: 'skills/review/SKILL.md', text: 'Be strict.\n' }],
@@ -30,7 +33,7 @@ describe("an attempt's first request", () => {
     expect(body.stream).toBe(true)
     expect(body.messages).toEqual([
       notchRequest.messages[0],
-      reply.message,
+      ...reply.turn,
       {
         role: 'user',
         content: [
@@ -45,8 +48,7 @@ describe("an attempt's first request", () => {
   })
 
   it('drops thinking blocks when the role model differs from the notch model', () => {
-    const body = firstRequest({
-      dialect: 'anthropic',
+    const body = firstRequest(anthropic, {
       notch: { request: notchRequest, reply },
       goal: 'g',
       skills: [],
@@ -59,8 +61,7 @@ describe("an attempt's first request", () => {
   it("takes the role's max_output_tokens, else 4096, when the notch sent none", () => {
     const { max_tokens: _, ...noMax } = notchRequest
     expect(
-      firstRequest({
-        dialect: 'anthropic',
+      firstRequest(anthropic, {
         notch: { request: noMax, reply },
         goal: 'g',
         skills: [],
@@ -69,23 +70,18 @@ describe("an attempt's first request", () => {
       }).max_tokens,
     ).toBe(900)
     expect(
-      firstRequest({
-        dialect: 'anthropic',
-        notch: { request: noMax, reply },
-        goal: 'g',
-        skills: [],
-        roleModel: 'm',
-      }).max_tokens,
+      firstRequest(anthropic, { notch: { request: noMax, reply }, goal: 'g', skills: [], roleModel: 'm' })
+        .max_tokens,
     ).toBe(4096)
   })
 
   it('answers openai tool calls with tool messages before the goal', () => {
-    const body = firstRequest({
-      dialect: 'openai',
+    const body = firstRequest(openai, {
       notch: {
         request: { model: 'gpt-5', messages: [{ role: 'user', content: 'q' }] },
         reply: {
-          message: { role: 'assistant', content: null, tool_calls: [] },
+          turn: [{ role: 'assistant', content: null, tool_calls: [] }],
+          text: '[calls f]',
           toolCalls: [{ id: 'c1', name: 'f' }],
         },
       },
@@ -102,7 +98,7 @@ describe("an attempt's first request", () => {
   })
 
   it('is just the goal from a clean start', () => {
-    expect(firstRequest({ dialect: 'anthropic', goal: 'Start fresh.', skills: [], roleModel: 'm' })).toEqual({
+    expect(firstRequest(anthropic, { goal: 'Start fresh.', skills: [], roleModel: 'm' })).toEqual({
       model: 'm',
       max_tokens: 4096,
       stream: true,

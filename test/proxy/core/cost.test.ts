@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { estimateCost, LIBRARY } from '../../../proxy/core/cost'
 import type { Usage } from '../../../generated/meta'
-import { answerFacts } from '../../../proxy/core/usage'
+import { openai } from '../../../proxy/dialects'
 
 const MTOK: Usage = { input_tokens: 1e6, output_tokens: 1e6, cache_read_tokens: 0, cache_write_tokens: 0 }
 
@@ -75,7 +75,7 @@ describe('answerFacts usage', () => {
         },
       }),
     )
-    expect(answerFacts('openai', body, false).usage).toEqual({
+    expect(openai.answerFacts(body, false).usage).toEqual({
       input_tokens: 100,
       output_tokens: 10,
       cache_read_tokens: 600,

@@ -1,18 +1,18 @@
 /**
- * The anthropic Messages dialect (`POST /v1/messages`): facets for the hold, tool format, error
- * envelope. Invariant: pure reads of an already-parsed body; nothing here re-parses or copies it.
- * A string `system` or message content counts as one text block; an absent one is undefined.
+ * The anthropic Messages dialect (`POST /v1/messages`, `count_tokens` beside it): the request's
+ * shape and cache facets, its tool format and error envelope here; its answer in `answer.ts`.
+ * Invariant: pure reads of an already-parsed body; nothing here re-parses or copies it. A string
+ * `system` or message content counts as one text block; an absent one is undefined.
  * https://docs.anthropic.com/en/api/messages
  */
-import type { Json, JsonObject } from '../core/json'
-import { isObject } from '../core/json'
-import type { LoadedEntry } from '../core/loaded-set'
-import { presentedName } from '../core/loaded-set'
+import type { Json, JsonObject } from '../../core/json'
+import { isObject } from '../../core/json'
 import {
   arrayOf,
   arrayOfChecked,
   bool,
   type Check,
+  contentText,
   fields,
   firstProblem,
   namesCalled,
@@ -20,8 +20,9 @@ import {
   oneOf,
   obj,
   str,
-} from './shared'
-import type { Dialect, Facets } from './types'
+} from '../shared'
+import type { Dialect, Facets, RowFamily } from '../types'
+import { answerFacts, firstRequest, rebuildReply } from './answer'
 
 /** A string content as the one text block it stands for; arrays as they are; anything else as given. */
 export function asBlocks(v: Json | undefined): Json | undefined {
@@ -43,8 +44,22 @@ function sumMarked(items: Json | undefined): number {
   return arrayOf(items).reduce<number>((n, item) => n + marked(item), 0)
 }
 
+/** Rows with `dialect: anthropic`: the path goes after the base URL; a row's key is `x-api-key`. */
+export const anthropicRows: RowFamily = {
+  name: 'anthropic',
+  priceProvider: 'anthropic',
+  upstreamUrl: (baseUrl, incoming) => new URL(baseUrl.replace(/\/+$/, '') + incoming),
+  authHeaders: (key) => ({ 'x-api-key': key }),
+}
+
+const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)
+
 export const anthropic: Dialect = {
   name: 'anthropic',
+  endpoint: '/v1/messages',
+  countTokensEndpoint: '/v1/messages/count_tokens',
+  rows: anthropicRows,
+  requiredHeaders: { 'anthropic-version': '2023-06-01' },
   maxTokensField: 'max_tokens',
 
   facets(body, headers): Facets {
@@ -62,12 +77,37 @@ export const anthropic: Dialect = {
     }
   },
 
-  presentTool(entry: LoadedEntry): JsonObject {
-    return {
-      name: presentedName(entry),
-      description: entry.tool.description,
-      input_schema: entry.tool.input_schema,
-    }
+  keyingHeaders(headers): Record<string, string> {
+    const beta = first(headers['anthropic-beta'])
+    return beta === undefined ? {} : { 'anthropic-beta': beta }
+  },
+
+  messages(body) {
+    return arrayOf(body.messages)
+  },
+
+  transcript(body) {
+    return arrayOf(body.messages)
+  },
+
+  systemText(body) {
+    return contentText(body.system)
+  },
+
+  textOf(entry) {
+    return isObject(entry) ? contentText(entry.content) : ''
+  },
+
+  roleOf(entry) {
+    return isObject(entry) && typeof entry.role === 'string' ? entry.role : undefined
+  },
+
+  tool(def): JsonObject {
+    return { name: def.name, description: def.description, input_schema: def.input_schema }
+  },
+
+  clientMaxTokens(body) {
+    return body.max_tokens
   },
 
   checkShape(body) {
@@ -84,16 +124,16 @@ export const anthropic: Dialect = {
     )
   },
 
-  closureTool(name, description) {
-    return { name, description, input_schema: { type: 'object' } }
-  },
-
   breakpoints(body) {
     let n = marked(body) + sumMarked(body.tools)
     if (Array.isArray(body.system)) n += sumMarked(body.system)
     for (const m of arrayOf(body.messages)) if (isObject(m)) n += sumMarked(m.content)
     return n
   },
+
+  answerFacts,
+  rebuildReply,
+  firstRequest,
 
   errorBody(type, message) {
     return Buffer.from(JSON.stringify({ type: 'error', error: { type, message } }))

@@ -1,20 +1,20 @@
 /**
- * The openai Chat Completions dialect (`POST /v1/chat/completions`): facets for the hold, tool
- * format, error envelope. Invariant: `system` is the leading `system`/`developer` messages and the
- * head is the first message after them; a null content (an assistant turn of tool calls) is `[]`.
- * No cache breakpoints exist here (caching is automatic), so `breakpoints` is always 0.
+ * The openai Chat Completions dialect (`POST /v1/chat/completions`): the request's shape and cache
+ * facets, its tool format and error envelope here; its answer in `answer.ts`. Invariant: `system`
+ * is the leading `system`/`developer` messages and the head is the first message after them; a
+ * null content (an assistant turn of tool calls) is `[]`. No cache breakpoints exist here
+ * (caching is automatic), so `breakpoints` is always 0.
  * https://platform.openai.com/docs/api-reference/chat/create
  */
-import type { Json, JsonObject } from '../core/json'
-import { isObject } from '../core/json'
-import type { LoadedEntry } from '../core/loaded-set'
-import { presentedName } from '../core/loaded-set'
-import { headOf } from './anthropic'
+import type { Json, JsonObject } from '../../core/json'
+import { isObject } from '../../core/json'
+import { headOf } from '../anthropic'
 import {
   arrayOf,
   arrayOfChecked,
   bool,
   type Check,
+  contentText,
   fields,
   firstProblem,
   namesCalled,
@@ -22,21 +22,43 @@ import {
   oneOf,
   obj,
   str,
-} from './shared'
-import type { Dialect, Facets } from './types'
+} from '../shared'
+import type { Dialect, Facets, RowFamily } from '../types'
+import { answerFacts, firstRequest, rebuildReply } from './answer'
+
+/** Rows with `dialect: openai`: their base URL carries `/v1` already; a row's key is a bearer token. */
+export const openaiRows: RowFamily = {
+  name: 'openai',
+  priceProvider: 'openai',
+  upstreamUrl(baseUrl, incoming) {
+    const base = baseUrl.replace(/\/+$/, '')
+    return new URL(base + (/^\/v1(\/|\?|$)/.test(incoming) ? incoming.slice(3) : incoming))
+  },
+  authHeaders: (key) => ({ authorization: `Bearer ${key}` }),
+}
 
 function isSystemMessage(m: Json | undefined): boolean {
   return isObject(m) && (m.role === 'system' || m.role === 'developer')
 }
 
+/** Where the system part (the leading system/developer messages) ends. */
+function systemEnd(messages: readonly Json[]): number {
+  let split = 0
+  while (split < messages.length && isSystemMessage(messages[split])) split++
+  return split
+}
+
 export const openai: Dialect = {
   name: 'openai',
+  endpoint: '/v1/chat/completions',
+  rows: openaiRows,
+  requiredHeaders: {},
   maxTokensField: 'max_completion_tokens',
+  promptCacheKeyField: 'prompt_cache_key',
 
   facets(body): Facets {
     const messages = arrayOf(body.messages)
-    let split = 0
-    while (split < messages.length && isSystemMessage(messages[split])) split++
+    const split = systemEnd(messages)
     return {
       model: body.model,
       system: messages.slice(0, split),
@@ -46,15 +68,44 @@ export const openai: Dialect = {
     }
   },
 
-  presentTool(entry: LoadedEntry): JsonObject {
+  keyingHeaders() {
+    return {}
+  },
+
+  messages(body) {
+    return arrayOf(body.messages)
+  },
+
+  transcript(body) {
+    const messages = arrayOf(body.messages)
+    return messages.slice(systemEnd(messages))
+  },
+
+  systemText(body) {
+    const messages = arrayOf(body.messages)
+    return messages
+      .slice(0, systemEnd(messages))
+      .map((m) => openai.textOf(m))
+      .join('')
+  },
+
+  textOf(entry) {
+    return isObject(entry) ? contentText(entry.content) : ''
+  },
+
+  roleOf(entry) {
+    return isObject(entry) && typeof entry.role === 'string' ? entry.role : undefined
+  },
+
+  tool(def): JsonObject {
     return {
       type: 'function',
-      function: {
-        name: presentedName(entry),
-        description: entry.tool.description,
-        parameters: entry.tool.input_schema,
-      },
+      function: { name: def.name, description: def.description, parameters: def.input_schema },
     }
+  },
+
+  clientMaxTokens(body) {
+    return body.max_completion_tokens ?? body.max_tokens
   },
 
   checkShape(body) {
@@ -74,13 +125,13 @@ export const openai: Dialect = {
     return namesCalled(body, (m) => arrayOf(m.tool_calls).map((call) => openai.toolName(call)))
   },
 
-  closureTool(name, description) {
-    return { type: 'function', function: { name, description, parameters: { type: 'object' } } }
-  },
-
   breakpoints() {
     return 0
   },
+
+  answerFacts,
+  rebuildReply,
+  firstRequest,
 
   errorBody(type, message) {
     return Buffer.from(JSON.stringify({ error: { message, type, param: null, code: null } }))

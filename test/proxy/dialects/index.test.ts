@@ -1,5 +1,6 @@
 import type { JsonObject } from '../../../proxy/core/json'
 import { anthropic, dialectByName, openai } from '../../../proxy/dialects'
+import { presentedTool } from '../../../proxy/core/loaded-set'
 
 const entry = {
   client: 'fs',
@@ -96,12 +97,12 @@ describe('openai facets', () => {
 
 describe('tools in each dialect', () => {
   it('presents a loaded tool under its presented name in the dialect format', () => {
-    expect(anthropic.presentTool(entry)).toEqual({
+    expect(anthropic.tool(presentedTool(entry))).toEqual({
       name: 'fs_read',
       description: 'Reads a file.',
       input_schema: entry.tool.input_schema,
     })
-    expect(openai.presentTool(entry)).toEqual({
+    expect(openai.tool(presentedTool(entry))).toEqual({
       type: 'function',
       function: { name: 'fs_read', description: 'Reads a file.', parameters: entry.tool.input_schema },
     })
@@ -118,12 +119,14 @@ describe('tools in each dialect', () => {
   })
 
   it('declares a closure tool with the given description and an open object schema', () => {
-    expect(anthropic.closureTool('fs_read', 'gone')).toEqual({
+    expect(
+      anthropic.tool({ name: 'fs_read', description: 'gone', input_schema: { type: 'object' } }),
+    ).toEqual({
       name: 'fs_read',
       description: 'gone',
       input_schema: { type: 'object' },
     })
-    expect(openai.closureTool('fs_read', 'gone')).toEqual({
+    expect(openai.tool({ name: 'fs_read', description: 'gone', input_schema: { type: 'object' } })).toEqual({
       type: 'function',
       function: { name: 'fs_read', description: 'gone', parameters: { type: 'object' } },
     })

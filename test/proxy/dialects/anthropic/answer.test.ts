@@ -1,5 +1,5 @@
-/** Rebuilding the assistant turn from a recorded answer (core/reply), JSON and SSE, both dialects. */
-import { rebuildReply } from '../../../proxy/core/reply'
+/** The anthropic answer (dialects/anthropic/answer): the assistant turn rebuilt from JSON and SSE, usage, an attempt's first request. */
+import { anthropic } from '../../../../proxy/dialects'
 
 const sse = (events: object[]): Buffer =>
   Buffer.from(
@@ -16,16 +16,16 @@ describe('rebuilding an anthropic reply', () => {
         { type: 'tool_use', id: 't1', name: 'Read', input: { p: 1 } },
       ],
     }
-    const r = rebuildReply('anthropic', Buffer.from(JSON.stringify(body)), false)
+    const r = anthropic.rebuildReply(Buffer.from(JSON.stringify(body)), false)
     expect(r).toEqual({
-      message: { role: 'assistant', content: body.content },
+      turn: [{ role: 'assistant', content: body.content }],
+      text: 'hi\n[calls Read]',
       toolCalls: [{ id: 't1', name: 'Read' }],
     })
   })
 
   it('joins text deltas, input_json_delta parts, thinking with its signature, and keeps redacted thinking', () => {
-    const r = rebuildReply(
-      'anthropic',
+    const r = anthropic.rebuildReply(
       sse([
         { type: 'message_start', message: { content: [] } },
         { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
@@ -59,63 +59,24 @@ describe('rebuilding an anthropic reply', () => {
       ]),
       true,
     )
-    expect(r?.message.content).toEqual([
-      { type: 'thinking', thinking: 'let me think', signature: 'sig==' },
-      { type: 'redacted_thinking', data: 'opaque' },
-      { type: 'text', text: 'Reading it.' },
-      { type: 'tool_use', id: 'tu_1', name: 'Read', input: { path: 'a.ts' } },
+    expect(r?.turn).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'let me think', signature: 'sig==' },
+          { type: 'redacted_thinking', data: 'opaque' },
+          { type: 'text', text: 'Reading it.' },
+          { type: 'tool_use', id: 'tu_1', name: 'Read', input: { path: 'a.ts' } },
+        ],
+      },
     ])
+    expect(r?.text).toBe('Reading it.\n[calls Read]')
     expect(r?.toolCalls).toEqual([{ id: 'tu_1', name: 'Read' }])
   })
 
   it('rebuilds nothing from an error body or an empty stream', () => {
-    expect(rebuildReply('anthropic', Buffer.from('{"type":"error","error":{}}'), false)).toBeUndefined()
-    expect(rebuildReply('anthropic', Buffer.from('<html>bad gateway</html>'), false)).toBeUndefined()
-    expect(rebuildReply('anthropic', sse([{ type: 'message_start', message: {} }]), true)).toBeUndefined()
-  })
-})
-
-describe('rebuilding an openai reply', () => {
-  it('takes the message of a JSON answer', () => {
-    const body = {
-      choices: [
-        {
-          message: {
-            role: 'assistant',
-            content: null,
-            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
-          },
-        },
-      ],
-    }
-    const r = rebuildReply('openai', Buffer.from(JSON.stringify(body)), false)
-    expect(r?.toolCalls).toEqual([{ id: 'c1', name: 'f' }])
-  })
-
-  it('joins streamed content and tool-call argument fragments by index', () => {
-    const r = rebuildReply(
-      'openai',
-      sse([
-        { choices: [{ delta: { role: 'assistant', content: 'Hel' } }] },
-        { choices: [{ delta: { content: 'lo' } }] },
-        {
-          choices: [
-            {
-              delta: {
-                tool_calls: [{ index: 0, id: 'call_1', function: { name: 'get', arguments: '{"a"' } }],
-              },
-            },
-          ],
-        },
-        { choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: ':1}' } }] } }] },
-        { choices: [{ delta: {}, finish_reason: 'tool_calls' }] },
-      ]),
-      true,
-    )
-    expect(r?.message).toEqual({
-      role: 'assistant',
-      content: 'Hello',
-      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get', arguments: '{"a":1}' } }],
-    })
+    expect(anthropic.rebuildReply(Buffer.from('{"type":"error","error":{}}'), false)).toBeUndefined()
+    expect(anthropic.rebuildReply(Buffer.from('<html>bad gateway</html>'), false)).toBeUndefined()
+    expect(anthropic.rebuildReply(sse([{ type: 'message_start', message: {} }]), true)).toBeUndefined()
   })
 })
