@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander'
 import { resolveHome } from '../proxy/store/home'
-import { listSteps, readStepMeta } from '../proxy/store/records'
+import { listSteps, readStepMeta } from '../proxy/record/read'
 import { agentsOf, existingWorkspace } from './lookup'
 import { fmtInt, fmtUsd, printJson, table } from './output'
 

@@ -8,7 +8,7 @@ import { DispatchRefused } from '../hooks/attempts/dispatch'
 import { formatStep } from '../proxy/core/naming'
 import { loadConfig } from '../proxy/store/config'
 import { resolveHome } from '../proxy/store/home'
-import { readStepMeta } from '../proxy/store/records'
+import { readStepMeta } from '../proxy/record/read'
 import { Workspace } from '../proxy/store/workspace'
 import { CliError, fmtInt, fmtMs, fmtUsd } from './output'
 

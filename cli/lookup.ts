@@ -3,7 +3,7 @@
  * command refuses an unknown workspace or agent the same way (exit 1, one sentence naming what
  * exists), and looking never creates anything.
  */
-import { journalAgents, journalSteps } from '../proxy/store/journal'
+import { journalAgents, journalSteps } from '../proxy/record/journal'
 import { listRefs } from '../proxy/store/git-refs'
 import { assertName } from '../proxy/core/naming'
 import { listWorkspaces, Workspace } from '../proxy/store/workspace'

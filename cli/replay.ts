@@ -19,7 +19,7 @@ import { loadOne } from '../plugins/loader'
 import { createLogger } from '../proxy/log'
 import { loadConfig } from '../proxy/store/config'
 import { resolveHome } from '../proxy/store/home'
-import { listSteps, readStepMeta, readStepRequest } from '../proxy/store/records'
+import { listSteps, readStepMeta, readStepRequest } from '../proxy/record/read'
 import { existingWorkspace } from './lookup'
 import { CliError, printJson, table } from './output'
 

@@ -5,7 +5,7 @@
 import type { Command } from 'commander'
 import { formatStep } from '../proxy/core/naming'
 import { resolveHome } from '../proxy/store/home'
-import { listSteps, readStepMeta } from '../proxy/store/records'
+import { listSteps, readStepMeta } from '../proxy/record/read'
 import { readServeInfo } from '../proxy/store/serve-lock'
 import { existingAgent, existingWorkspace } from './lookup'
 import { fmtInt, fmtMs, fmtUsd, printJson, table } from './output'

@@ -3,13 +3,14 @@
  * Deciding hooks (`identify`, `route`) run in order until one answers; a throw or a malformed
  * answer fails the request closed (502 PLUGIN_FAILED naming plugin and hook). Observing hooks
  * (`onResponse`, `onError`) run for every plugin; a throw is logged and skipped. Invariant: a
- * request runs on the chain it started with, even if a reload swaps an instance meanwhile.
+ * request runs on the chain it started with, even if a reload swaps an instance meanwhile. The
+ * runner knows nothing of the pipeline: it is handed plain facts and returns plain decisions.
  */
 import { HoldfastError } from '../proxy/core/errors'
-import type { ServerContext } from '../proxy/context'
+import type { JsonObject } from '../proxy/core/json'
+import type { DialectName } from '../proxy/dialects/types'
 import { type Logger, silentLogger } from '../proxy/log'
-import { type Exchange as PipelineExchange, resolve, type RouteChoice } from '../proxy/pipeline'
-import type { Exchange, FailureView, Hooks, ResponseView } from './api'
+import type { Exchange, FailureView, Hooks, ResponseView, RouteView } from './api'
 import { checkIdentify, checkRoute } from './decisions'
 import { createView, type Lazy, lazily, once } from './exchange'
 import type { LoadedPlugin } from './instance'
@@ -55,7 +56,7 @@ export async function closePlugin(p: LoadedPlugin, log: Logger): Promise<void> {
 }
 
 /** How a step or count_tokens call ended: meta.json's finish half, or the forward result. */
-interface Settled {
+export interface Settled {
   status?: number | null
   outcome?: string
   error?: { code: string; message: string } | null
@@ -64,14 +65,160 @@ interface Settled {
   step?: string
 }
 
-interface LiveState {
-  chain: readonly LoadedPlugin[]
-  lazy: Lazy
+/** What the plugins' view of one request is made from, known at accept. */
+export interface RequestFacts {
+  id: string
+  dialect: DialectName
+  kind: 'step' | 'count_tokens'
+  path: string
+  workspace: string
+  agent: string
+  body: JsonObject
+  /** The body's size in bytes. */
+  bytes: number
+  /** The headers as meta.json records them, computed once (shared with the record). */
+  headers: () => Readonly<Record<string, string>>
+}
+
+/** A plugin's route answer (DESIGN §10): any of role, provider row, model; `by` names the plugin. */
+export interface RouteChoice {
+  role?: string
+  provider?: string
+  model?: string
+  by: string
+}
+
+/** identify's answer, applied: where the request now goes, and who moved it from where. */
+export interface Identified {
+  workspace: string
+  agent: string
+  moved?: { plugin: string; from_workspace: string; from_agent: string; why?: string }
+}
+
+/**
+ * The plugins' part in one request: the chain it started with, its view (summary computed once,
+ * lazily), and the hooks in lifecycle order. Invariant: exactly one of `settled` / `failed`.
+ */
+export class PluginCall {
+  private readonly lazy: Lazy
+  private where: { workspace: string; agent: string }
+  private routed: RouteView | null = null
+
+  constructor(
+    private readonly chain: readonly LoadedPlugin[],
+    private readonly log: Logger,
+    private readonly facts: RequestFacts,
+  ) {
+    this.lazy = lazily(facts.dialect, facts.body, facts.bytes, facts.headers)
+    this.where = { workspace: facts.workspace, agent: facts.agent }
+  }
+
+  private view(response: ResponseView | null): Exchange {
+    const f = this.facts
+    return createView(
+      {
+        id: f.id,
+        dialect: f.dialect,
+        kind: f.kind,
+        path: f.path,
+        ...this.where,
+        body: f.body,
+        route: this.routed,
+        response,
+        replay: false,
+      },
+      this.lazy,
+    )
+  }
+
+  private has(hook: keyof Hooks): boolean {
+    return this.chain.some((p) => p.hooks[hook] !== undefined)
+  }
+
+  /** identify: the first answer moves the request; names were checked by `checkIdentify`. */
+  async identify(): Promise<Identified> {
+    const here = { ...this.where }
+    if (!this.has('identify')) return here
+    const found = await decide(
+      this.chain,
+      'identify',
+      once(() => this.view(null)),
+    )
+    if (!found) return here
+    const { workspace = here.workspace, agent = here.agent, why } = found.decision
+    if (workspace === here.workspace && agent === here.agent) return here
+    this.where = { workspace, agent }
+    return {
+      workspace,
+      agent,
+      moved: {
+        plugin: found.by,
+        from_workspace: here.workspace,
+        from_agent: here.agent,
+        ...(why !== undefined ? { why } : {}),
+      },
+    }
+  }
+
+  /** route: shown where resolve would send the request, the first answer is the choice. */
+  async route(resolved: RouteView): Promise<RouteChoice | undefined> {
+    this.routed = resolved
+    if (!this.has('route')) return undefined
+    const found = await decide(
+      this.chain,
+      'route',
+      once(() => this.view(null)),
+    )
+    if (!found) return undefined
+    const { why, ...choice } = found.decision
+    if (why !== undefined) this.log.debug({ plugin: found.by, why }, 'plugin route decision')
+    return { ...choice, by: found.by }
+  }
+
+  /** Where the request went, for the observing hooks. */
+  sentTo(route: RouteView): void {
+    this.routed = route
+  }
+
+  private async observe(response: ResponseView | null, err?: FailureView): Promise<void> {
+    const hook = err ? 'onError' : 'onResponse'
+    if (!this.has(hook)) return
+    const view = this.view(response)
+    for (const p of this.chain) {
+      try {
+        if (err) await p.hooks.onError?.call(p.hooks, view, err)
+        else await p.hooks.onResponse?.call(p.hooks, view)
+      } catch (e) {
+        this.log.warn({ plugin: p.name, hook, err: messageOf(e) }, 'plugin hook failed; ignored')
+      }
+    }
+  }
+
+  /** After finish (or forward, for count_tokens): exactly one of onResponse / onError. */
+  async settled(r: Settled): Promise<void> {
+    const answered = r.outcome === 'ok' || (r.outcome === 'upstream_error' && !r.error)
+    if (!answered) {
+      const error = r.error ?? { code: 'INTERNAL', message: 'the step did not finish' }
+      return this.observe(null, { code: error.code, message: error.message })
+    }
+    return this.observe({
+      status: r.status ?? null,
+      outcome: r.outcome as string,
+      step: r.step ?? null,
+      usage: r.usage ?? null,
+      stopReason: r.stop_reason ?? null,
+    })
+  }
+
+  /** A stage before the send failed (the client got the error already). */
+  async failed(err: unknown): Promise<void> {
+    const code = err instanceof HoldfastError ? err.code : 'INTERNAL'
+    return this.observe(null, { code, message: messageOf(err) })
+  }
 }
 
 export class PluginHost {
   private chain: readonly LoadedPlugin[]
-  private readonly live = new WeakMap<PipelineExchange, LiveState>()
   private readonly stops: (() => void)[] = []
   private closing?: Promise<void>
 
@@ -90,6 +237,11 @@ export class PluginHost {
     return this.chain
   }
 
+  /** One request's plugin calls, on the chain as it is now (a reload meanwhile does not change it). */
+  begin(facts: RequestFacts): PluginCall {
+    return new PluginCall(this.chain, this.log, facts)
+  }
+
   /** Put `next` in the place of the instance from the same source (a reload); the old one is returned. */
   replace(next: LoadedPlugin): LoadedPlugin | undefined {
     const i = this.chain.findIndex((p) => p.source === next.source)
@@ -106,141 +258,11 @@ export class PluginHost {
     this.stops.push(stop)
   }
 
-  private state(ex: PipelineExchange): LiveState {
-    let s = this.live.get(ex)
-    if (!s) {
-      s = {
-        chain: this.chain,
-        lazy: lazily(ex.dialect.name, ex.parsed, ex.raw.length, ex.recordedHeaders),
-      }
-      this.live.set(ex, s)
-    }
-    return s
-  }
-
-  private view(ex: PipelineExchange, s: LiveState, response: ResponseView | null): Exchange {
-    const r = ex.route
-    return createView(
-      {
-        id: ex.id,
-        dialect: ex.dialect.name,
-        kind: ex.kind,
-        path: ex.path,
-        workspace: ex.workspace,
-        agent: ex.agent,
-        body: ex.parsed,
-        route: r ? { provider: r.provider, model: r.model, role: r.role, plugin: r.plugin ?? null } : null,
-        response,
-        replay: false,
-      },
-      s.lazy,
-    )
-  }
-
-  private has(s: LiveState, hook: keyof Hooks): boolean {
-    return s.chain.some((p) => p.hooks[hook] !== undefined)
-  }
-
-  /** identify: the first answer moves the request; names were checked by `checkIdentify`. */
-  async identify(ex: PipelineExchange): Promise<void> {
-    const s = this.state(ex)
-    if (!this.has(s, 'identify')) return
-    const found = await decide(
-      s.chain,
-      'identify',
-      once(() => this.view(ex, s, null)),
-    )
-    if (!found) return
-    const { workspace = ex.workspace, agent = ex.agent, why } = found.decision
-    if (workspace === ex.workspace && agent === ex.agent) return
-    ex.identified = {
-      plugin: found.by,
-      from_workspace: ex.workspace,
-      from_agent: ex.agent,
-      ...(why !== undefined ? { why } : {}),
-    }
-    ex.workspace = workspace
-    ex.agent = agent
-  }
-
-  /** route: the first answer, as the choice `resolve` re-resolves with. */
-  async route(ex: PipelineExchange): Promise<RouteChoice | undefined> {
-    const s = this.state(ex)
-    if (!this.has(s, 'route')) return undefined
-    const found = await decide(
-      s.chain,
-      'route',
-      once(() => this.view(ex, s, null)),
-    )
-    if (!found) return undefined
-    const { why, ...choice } = found.decision
-    if (why !== undefined) this.log.debug({ plugin: found.by, why }, 'plugin route decision')
-    return { ...choice, by: found.by }
-  }
-
-  private async observe(
-    ex: PipelineExchange,
-    response: ResponseView | null,
-    err?: FailureView,
-  ): Promise<void> {
-    const s = this.state(ex)
-    const hook = err ? 'onError' : 'onResponse'
-    if (!this.has(s, hook)) return
-    const view = this.view(ex, s, response)
-    for (const p of s.chain) {
-      try {
-        if (err) await p.hooks.onError?.call(p.hooks, view, err)
-        else await p.hooks.onResponse?.call(p.hooks, view)
-      } catch (e) {
-        this.log.warn({ plugin: p.name, hook, err: messageOf(e) }, 'plugin hook failed; ignored')
-      }
-    }
-  }
-
-  /** After finish (or forward, for count_tokens): exactly one of onResponse / onError. */
-  async settled(ex: PipelineExchange, r: Settled): Promise<void> {
-    const answered = r.outcome === 'ok' || (r.outcome === 'upstream_error' && !r.error)
-    if (!answered) {
-      const error = r.error ?? { code: 'INTERNAL', message: 'the step did not finish' }
-      return this.observe(ex, null, { code: error.code, message: error.message })
-    }
-    return this.observe(ex, {
-      status: r.status ?? null,
-      outcome: r.outcome as string,
-      step: r.step ?? null,
-      usage: r.usage ?? null,
-      stopReason: r.stop_reason ?? null,
-    })
-  }
-
-  /** A stage before the send failed (the client got the error already). */
-  async failed(ex: PipelineExchange, err: unknown): Promise<void> {
-    const code = err instanceof HoldfastError ? err.code : 'INTERNAL'
-    return this.observe(ex, null, { code, message: messageOf(err) })
-  }
-
   /** Stop watching, then `close()` every instance, last first. */
   close(): Promise<void> {
     return (this.closing ??= (async () => {
       for (const stop of this.stops.splice(0)) stop()
       for (const p of [...this.chain].reverse()) await closePlugin(p, this.log)
     })())
-  }
-}
-
-/** route stage: plugins decide after resolve; a choice re-resolves, and a bad choice is the plugin's fault. */
-export async function routeByPlugins(ctx: ServerContext, ex: PipelineExchange): Promise<void> {
-  const choice = await ctx.plugins.route(ex)
-  if (!choice) return
-  try {
-    await resolve(ctx, ex, choice)
-  } catch (err) {
-    if (err instanceof HoldfastError && err.code === 'PLUGIN_FAILED') throw err
-    const { by, ...chose } = choice
-    throw new HoldfastError(
-      'PLUGIN_FAILED',
-      `plugin ${by} (route) chose ${JSON.stringify(chose)}, which holdfast refused: ${messageOf(err)}`,
-      { cause: err },
-    )
   }
 }

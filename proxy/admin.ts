@@ -32,7 +32,7 @@ export async function handleAdmin(
         memory_mb: Object.fromEntries(
           Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round((v / 1048576) * 10) / 10]),
         ),
-        previous_cache: ctx.previousCache.held,
+        previous_cache: ctx.records.previousRecords.held,
         agents: [...ctx.agents.values()].map((s) => ({
           workspace: s.ws.name,
           agent: s.name,

@@ -11,7 +11,8 @@ import { Workspace } from './store/workspace'
 import { ConfigReader } from './store/config-lineage'
 import { ToolHosts } from './tools/hosts'
 import { PluginHost } from '../plugins/runner'
-import { AgentState, PreviousCache } from './agents'
+import { AgentState } from './agents'
+import { Records } from './record'
 import { McpEndpoint } from './mcp'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
@@ -19,15 +20,13 @@ import type { Upstream } from './upstream'
 export class ServerContext {
   readonly workspaces = new Map<string, Workspace>()
   readonly agents = new Map<string, AgentState>()
-  /** The memory budget of the agents' previous requests (holdfast.yaml limits.previous_cache_bytes). */
-  readonly previousCache: PreviousCache
+  /** The record's home: send halves, the previous records the hold reads, the answers' journal copies. */
+  readonly records: Records
   readonly inflight = new Set<Promise<unknown>>()
   closing = false
   readonly holdTtlMs: number
   readonly holdLongTtlMs: number
   readonly bodyLimit: number
-  /** holdfast.yaml `journal.fsync`: records and answers are flushed to the disk before they count. */
-  readonly journalFsync: boolean
   gcEvery: number
   /** The tool hosts (MCP clients), connected lazily; closed at shutdown. */
   readonly tools: ToolHosts
@@ -46,8 +45,10 @@ export class ServerContext {
     this.holdTtlMs = config.hold?.ttl_ms ?? CACHE_TTL_MS
     this.holdLongTtlMs = config.hold?.long_ttl_ms ?? LONG_CACHE_TTL_MS
     this.bodyLimit = config.limits?.body_bytes ?? 32 * 1024 * 1024
-    this.journalFsync = config.journal?.fsync === true
-    this.previousCache = new PreviousCache(config.limits?.previous_cache_bytes ?? 64 * 1024 * 1024)
+    this.records = new Records(
+      config.limits?.previous_cache_bytes ?? 64 * 1024 * 1024,
+      config.journal?.fsync === true,
+    )
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200
     this.tools = new ToolHosts(home, () => this.config, log)
     this.mcp = new McpEndpoint(this.tools, packageVersion())
@@ -75,7 +76,7 @@ export class ServerContext {
     const key = `${ws}\0${name}`
     let a = this.agents.get(key)
     if (!a) {
-      a = new AgentState(this.workspace(ws), name, this.log, this.committer, this.gcEvery, this.previousCache)
+      a = new AgentState(this.workspace(ws), name, this.log, this.committer, this.gcEvery)
       this.agents.set(key, a)
     }
     return a

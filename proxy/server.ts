@@ -1,6 +1,7 @@
 /**
- * The only socket code: node:http in, one Exchange per recorded request through the pipeline,
- * pass-through for the rest of `/v1/`, and the `/_holdfast/` admin surface.
+ * The only socket code: node:http in; it reads the request head, guards it, and hands off — a
+ * recorded request (or count_tokens) to the pipeline, the rest of `/v1/` to pass-through, the
+ * `/_holdfast/` admin surface and the MCP endpoint to theirs.
  * Invariant: every request is guarded (Host, token, Origin) before anything else; a refused or
  * malformed request changes nothing on disk.
  */
@@ -13,20 +14,8 @@ import type { Dialect } from './dialects/types'
 import { address, type Addressed, guard, type Guard } from './address'
 import { handleAdmin } from './admin'
 import type { ServerContext } from './context'
-import { finish, forward } from './forward'
-import {
-  accept,
-  applyHold,
-  authorize,
-  compose,
-  type Exchange,
-  holdAndRecord,
-  identify,
-  readPrevious,
-  resolve,
-} from './pipeline'
+import { handle } from './pipeline'
 import { sendError, toWireError } from './respond'
-import { routeByPlugins } from '../plugins/runner'
 import { rowKey, upstreamUrl } from './upstream'
 
 /**
@@ -89,73 +78,14 @@ export function readBody(req: http.IncomingMessage, limit: number, idleMs = 30_0
   })
 }
 
-async function handleStep(
-  ctx: ServerContext,
-  a: Addressed,
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-) {
-  const dialect = (a.endpoint as { dialect: Dialect }).dialect
-  let ex: Exchange | undefined
-  try {
-    if (ctx.closing) throw new HoldfastError('SHUTTING_DOWN', 'holdfast is shutting down; retry shortly')
-    const raw = await readBody(req, ctx.bodyLimit, ctx.config.timeouts?.request_body_idle_ms ?? 30_000)
-    ex = accept(
-      dialect,
-      a.endpoint.kind === 'step' ? 'step' : 'count_tokens',
-      a.path,
-      a.workspace,
-      a.agent,
-      req.headers,
-      raw,
-    )
-    await identify(ctx, ex)
-    await resolve(ctx, ex)
-    await routeByPlugins(ctx, ex) // plugins decide after resolve, before compose and the hold
-    authorize(ex)
-    compose(ctx, ex)
-    if (ex.kind === 'count_tokens') {
-      // Unrecorded: it reads the previous record, and writes nothing (a new workspace stays unmade).
-      let previous
-      if (ctx.workspace(ex.workspace).exists()) {
-        const agent = ctx.agent(ex.workspace, ex.agent)
-        await agent.init()
-        previous = readPrevious(ex, agent, agent.next)
-      }
-      applyHold(ctx, ex, previous)
-      await ctx.plugins.settled(ex, await forward(ctx, ex, res))
-      return
-    }
-    await holdAndRecord(ctx, ex, ctx.agent(ex.workspace, ex.agent))
-  } catch (err) {
-    if (err instanceof HoldfastError && (err.code === 'BODY_TOO_LARGE' || err.code === 'REQUEST_TIMEOUT'))
-      res.setHeader('connection', 'close')
-    sendError(res, dialect, err)
-    if (ex) await ctx.plugins.failed(ex, err)
-    return
-  }
-  const step = ex.step as NonNullable<Exchange['step']>
-  try {
-    const f = await forward(ctx, ex, res)
-    await finish(ctx, ex, f)
-  } catch (err) {
-    ctx.log.error(
-      { ws: ex.workspace, agent: ex.agent, step: step.meta.step, err: String(err) },
-      'finishing a step failed',
-    )
-  } finally {
-    step.release()
-  }
-  await ctx.plugins.settled(ex, step.meta) // finish's meta; the send half alone if finish failed
-}
-
+/** A provider path holdfast does not record: streamed to the dialect's default row, unchanged. */
 function handlePass(
   ctx: ServerContext,
+  dialect: Dialect,
   a: Addressed,
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ): void {
-  const dialect = (a.endpoint as { dialect: Dialect }).dialect
   const row = ctx.config.providers[dialect.rows.name]
   if (!row) {
     sendError(
@@ -267,11 +197,23 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
         res.end()
         return
       case 'step':
-      case 'count_tokens':
-        void ctx.track(handleStep(ctx, a, req, res))
+      case 'count_tokens': {
+        const limit = ctx.bodyLimit
+        const idleMs = ctx.config.timeouts?.request_body_idle_ms ?? 30_000
+        const incoming = {
+          kind: a.endpoint.kind,
+          dialect: a.endpoint.dialect,
+          path: a.path,
+          workspace: a.workspace,
+          agent: a.agent,
+          headers: req.headers,
+          body: () => readBody(req, limit, idleMs),
+        }
+        void ctx.track(handle(ctx, incoming, res))
         return
+      }
       case 'pass':
-        handlePass(ctx, a, req, res)
+        handlePass(ctx, a.endpoint.dialect, a, req, res)
         return
       case 'admin':
         void ctx.track(handleAdmin(ctx, a, req, res))

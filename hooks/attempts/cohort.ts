@@ -8,7 +8,7 @@ import type { StepMeta } from '../../generated/meta'
 import { readCommitInfo } from '../../proxy/store/git'
 import { listRefs } from '../../proxy/store/git-refs'
 import { resolveNotch, stepOfMessage } from '../../proxy/store/notch'
-import { readStepMeta, readStepResponse } from '../../proxy/store/records'
+import { readStepMeta, readStepResponse } from '../../proxy/record/read'
 import type { Workspace } from '../../proxy/store/workspace'
 
 const DISPATCH_MESSAGE = /^dispatch: (\S+) \[([^\]]+)\]\s*$/

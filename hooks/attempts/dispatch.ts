@@ -16,7 +16,8 @@ import { ConfigReader } from '../../proxy/store/config-lineage'
 import { commitFiles } from '../../proxy/store/git'
 import { casRef, readRef } from '../../proxy/store/git-refs'
 import { agentRef } from '../../proxy/store/home'
-import { readNotchStep, resolveNotch, type Notch } from '../../proxy/store/notch'
+import { readNotchStep } from '../../proxy/record/read'
+import { resolveNotch, type Notch } from '../../proxy/store/notch'
 import { Workspace } from '../../proxy/store/workspace'
 
 export class DispatchRefused extends Error {

@@ -7,8 +7,8 @@
  */
 import { parentPort } from 'node:worker_threads'
 import { maintain } from './git-run'
-import { completeFinish, type FinishJob } from './finish'
-import { pruneJournal, type StepMeta } from './journal'
+import { completeFinish, type FinishJob } from '../record/finish'
+import { pruneJournal, type StepMeta } from '../record/journal'
 import { Workspace } from './workspace'
 
 export type CommitRequest =

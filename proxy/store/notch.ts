@@ -5,11 +5,10 @@
  * A step commit says which step it is in its message: `step NNN: <model> [<agent>]`.
  */
 import { formatStep, parseStep } from '../core/naming'
-import { listDir, readCommitInfo, readFileAt, resolveRevision } from './git'
+import { readCommitInfo, resolveRevision } from './git'
 import type { Repo } from './git-repo'
 import { readRef } from './git-refs'
-import { agentRef, configRef, stepTreeDir } from './home'
-import { META_FILE, REQUEST_FILE, RESPONSE_FILES, type StepMeta } from './journal'
+import { agentRef, configRef } from './home'
 
 export type Notch =
   | { kind: 'clean'; ref: string; lineage: string; commit: string }
@@ -63,33 +62,4 @@ export async function resolveNotch(repo: Repo, from: string): Promise<Notch> {
   if (!commit) throw new Error(`--from ${from}: no such commit or ref`)
   const step = stepOfMessage((await readCommitInfo(repo, commit)).message)
   return { kind: 'fork', ref: from, commit, ...(step ? { step } : {}) }
-}
-
-export interface NotchStep {
-  request: Buffer
-  meta: StepMeta
-  response: { file: string; bytes: Buffer } | undefined
-}
-
-/** The recorded files of the notch's own step, read at the notch commit. */
-export async function readNotchStep(
-  repo: Repo,
-  commit: string,
-  agent: string,
-  n: number,
-): Promise<NotchStep> {
-  const dir = stepTreeDir(agent, n)
-  const request = await readFileAt(repo, commit, `${dir}/${REQUEST_FILE}`)
-  const meta = await readFileAt(repo, commit, `${dir}/${META_FILE}`)
-  if (!request || !meta)
-    throw new Error(`step ${formatStep(n)} of ${agent} has no record at ${commit.slice(0, 8)}`)
-  const names = new Set(((await listDir(repo, commit, dir)) ?? []).map((e) => e.name))
-  let response: NotchStep['response']
-  for (const file of RESPONSE_FILES) {
-    if (!names.has(file)) continue
-    const bytes = await readFileAt(repo, commit, `${dir}/${file}`)
-    if (bytes) response = { file, bytes }
-    break
-  }
-  return { request, meta: JSON.parse(meta.toString('utf8')) as StepMeta, response }
 }

@@ -13,7 +13,7 @@ import { commitBody, gitObject, type GitObject, type Signature, treeBody, writeP
 import type { Repo, TreeEntry } from './git-repo'
 import { casRef, readRef, RefConflict } from './git-refs'
 import { agentRef, configRef, DEFAULT_LINEAGE } from './home'
-import { META_FILE, REQUEST_FILE, RESPONSE_FILES } from './journal'
+import { META_FILE, REQUEST_FILE, RESPONSE_FILES } from '../record/journal'
 
 export interface StepToCommit {
   agent: string

@@ -8,7 +8,7 @@
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
-import { writeRecord } from '../../proxy/store/journal'
+import { writeRecord } from '../../proxy/record/journal'
 import type { StepMeta } from '../../generated/meta'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import {

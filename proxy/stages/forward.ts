@@ -1,25 +1,24 @@
 /**
- * forward and finish: send the recorded bytes to the provider row, stream status, headers and
- * body back unbuffered and byte for byte while teeing a copy into the journal, then hand the
- * answer to the commit worker, which writes the response and the completed meta. Invariant: each
- * chunk reaches the journal before the client, and the answer's completion marker before its
- * end (a kill after the client read the last byte loses nothing); a client that goes away aborts
- * the upstream call; an upstream that fails mid-stream gets the client socket destroyed.
+ * forward (DESIGN §5.7): send what the hold decided to the provider row, stream status, headers
+ * and body back unbuffered and byte for byte while teeing a copy into the journal. Invariant: each
+ * chunk reaches the journal before the client, and the answer's completion marker before its end
+ * (a kill after the client read the last byte loses nothing); a client that goes away aborts the
+ * upstream call; an upstream that fails mid-stream gets the client socket destroyed. Never throws.
  */
 import type { ServerResponse } from 'node:http'
 import { once } from 'node:events'
 import { performance } from 'node:perf_hooks'
-import { HoldfastError } from './core/errors'
-import type { StepMeta } from '../generated/meta'
-import type { FinishJob } from './store/finish'
-import { ResponseTee } from './store/journal'
-import type { ServerContext } from './context'
-import type { Exchange, Route } from './pipeline'
-import { forwardHeaders, responseHeaders } from './upstream'
-import { sendError } from './respond'
+import { HoldfastError } from '../core/errors'
+import type { Outcome } from '../record'
+import type { ServerContext } from '../context'
+import { forwardHeaders, responseHeaders } from '../upstream'
+import { sendError } from '../respond'
+import type { Accepted } from './accept'
+import type { Held } from './hold'
+import type { Recorded } from './record'
+import type { Route } from './resolve'
 
-export type Outcome = NonNullable<StepMeta['outcome']>
-
+/** forward's value: what the provider answered and how it went. */
 export interface Forwarded {
   outcome: Outcome
   status: number | null
@@ -32,10 +31,15 @@ export interface Forwarded {
   streamed: boolean
 }
 
-/** Send `ex.sent` upstream and stream the answer to `res`. Never throws. */
-export async function forward(ctx: ServerContext, ex: Exchange, res: ServerResponse): Promise<Forwarded> {
-  const route = ex.route as Route
-  const sent = ex.sent as NonNullable<Exchange['sent']>
+/** Send `held` upstream and stream the answer to `res`, teed into `step`'s journal when recorded. */
+export async function forward(
+  ctx: ServerContext,
+  request: Accepted,
+  route: Route,
+  held: Held,
+  step: Recorded | undefined,
+  res: ServerResponse,
+): Promise<Forwarded> {
   const t0 = performance.now()
   const result: Forwarded = {
     outcome: 'ok',
@@ -63,14 +67,14 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
     return done()
   }
   // Recorded steps tee into the journal; its file is created before the send (the "sent" marker).
-  const tee = ex.step ? new ResponseTee(ex.step.dir, ctx.journalFsync) : undefined
+  const tee = step ? ctx.records.tee(step.agent, step.n) : undefined
   const teeing = (what: () => void): void => {
     try {
       what()
     } catch (err) {
       // The answer still reaches the client; only its copy in the journal is lost.
       ctx.log.error(
-        { ws: ex.workspace, agent: ex.agent, err: String(err) },
+        { ws: step?.workspace, agent: step?.agent.name, err: String(err) },
         'the journal copy of an answer failed',
       )
       tee?.close()
@@ -79,8 +83,8 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
   if (tee) teeing(() => tee.open())
   let up
   try {
-    const headers = forwardHeaders(ex.headers, route.url, sent.bytes.length, route.row, route.key)
-    up = await ctx.upstream.send(route.url, 'POST', headers, sent.bytes, ac.signal)
+    const headers = forwardHeaders(request.headers, route.url, held.bytes.length, route.row, route.key)
+    up = await ctx.upstream.send(route.url, 'POST', headers, held.bytes, ac.signal)
   } catch (err) {
     tee?.close()
     if (ac.signal.aborted) {
@@ -98,7 +102,7 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
           )
     result.outcome = 'unreachable'
     result.error = { code: e.code, message: e.message }
-    sendError(res, ex.dialect, e)
+    sendError(res, request.dialect, e)
     return done()
   }
   result.status = up.statusCode
@@ -171,51 +175,6 @@ export async function forward(ctx: ServerContext, ex: Exchange, res: ServerRespo
   // A whole answer in the journal is read there by the finish; only an untee'd one is kept here.
   if (!result.streamed) result.body = Buffer.concat(chunks)
   return done()
-}
-
-export const str = (v: string | string[] | undefined): string => (Array.isArray(v) ? v.join(', ') : (v ?? ''))
-
-/** The provider's response headers as meta.json keeps them: joined, no `set-cookie`. */
-export function recordedResponseHeaders(
-  headers: Record<string, string | string[] | undefined>,
-): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(headers)) if (v !== undefined && k !== 'set-cookie') out[k] = str(v)
-  return out
-}
-
-/**
- * finish: the meta's finish half as far as the exchange knows it, then the commit worker decodes
- * the answer, reads usage, prices it and writes the files (off this thread); the commit follows.
- */
-export async function finish(ctx: ServerContext, ex: Exchange, f: Forwarded): Promise<StepMeta> {
-  const step = ex.step as NonNullable<Exchange['step']>
-  const sent = ex.sent as NonNullable<Exchange['sent']>
-  step.agent.answered(step.n, f.status ?? undefined)
-  const job: FinishJob = {
-    dir: step.dir,
-    dialect: ex.dialect.name,
-    meta: {
-      ...step.meta,
-      ended_at: new Date().toISOString(),
-      ttfb_ms: f.ttfbMs === null ? null : round(f.ttfbMs),
-      total_ms: round(f.totalMs),
-      status: f.status,
-      outcome: f.outcome,
-      response_headers: recordedResponseHeaders(f.headers),
-      error: f.error,
-    },
-    // Streamed: the worker reads the journal's copy (nothing is cloned across threads).
-    body: f.status === null || f.streamed ? null : f.body,
-    contentType: str(f.headers['content-type']),
-    contentEncoding: str(f.headers['content-encoding']),
-    holdApplied: sent.verdict.applied,
-    prices: ctx.config.prices,
-    streamed: f.streamed,
-  }
-  const meta = await ctx.committer.finish(job)
-  step.meta = meta
-  return meta
 }
 
 const round = (ms: number): number => Math.round(ms * 100) / 100

@@ -1,18 +1,20 @@
 /**
- * Reading recorded steps for the CLI: committed steps from git (`agents/<agent>` tree), pending
- * ones from the journal. Invariant: the journal copy of a step wins when both exist (it is the
- * newer one while a commit is pending); a step is listed once, in numeric order.
+ * Reading recorded steps for the CLI and attempts: committed steps from git (`agents/<agent>`
+ * tree, or a notch commit's), pending ones from the journal. Invariant: the journal copy of a
+ * step wins when both exist (it is the newer one while a commit is pending); a step is listed
+ * once, in numeric order.
  */
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { isObject, type JsonObject } from '../core/json'
 import { formatStep, parseStep } from '../core/naming'
 import type { StepMeta } from '../../generated/meta'
-import { listDir, readFileAt } from './git'
-import { readRef } from './git-refs'
-import { agentRef, stepTreeDir } from './home'
+import { listDir, readFileAt } from '../store/git'
+import { readRef } from '../store/git-refs'
+import { agentRef, stepTreeDir } from '../store/home'
 import { journalSteps, META_FILE, REQUEST_FILE, RESPONSE_FILES } from './journal'
-import type { Workspace } from './workspace'
+import type { Repo } from '../store/git-repo'
+import type { Workspace } from '../store/workspace'
 
 export interface StepRef {
   n: number
@@ -98,4 +100,33 @@ export async function readStepResponse(
     if (bytes) return { file, bytes }
   }
   return undefined
+}
+
+export interface NotchStep {
+  request: Buffer
+  meta: StepMeta
+  response: { file: string; bytes: Buffer } | undefined
+}
+
+/** The recorded files of the notch's own step, read at the notch commit. */
+export async function readNotchStep(
+  repo: Repo,
+  commit: string,
+  agent: string,
+  n: number,
+): Promise<NotchStep> {
+  const dir = stepTreeDir(agent, n)
+  const request = await readFileAt(repo, commit, `${dir}/${REQUEST_FILE}`)
+  const meta = await readFileAt(repo, commit, `${dir}/${META_FILE}`)
+  if (!request || !meta)
+    throw new Error(`step ${formatStep(n)} of ${agent} has no record at ${commit.slice(0, 8)}`)
+  const names = new Set(((await listDir(repo, commit, dir)) ?? []).map((e) => e.name))
+  let response: NotchStep['response']
+  for (const file of RESPONSE_FILES) {
+    if (!names.has(file)) continue
+    const bytes = await readFileAt(repo, commit, `${dir}/${file}`)
+    if (bytes) response = { file, bytes }
+    break
+  }
+  return { request, meta: JSON.parse(meta.toString('utf8')) as StepMeta, response }
 }

@@ -14,7 +14,7 @@ import fsp from 'node:fs/promises'
 import path from 'node:path'
 import type { StepMeta } from '../../generated/meta'
 import { compareSteps, formatStep, parseStep } from '../core/naming'
-import { writeFileAtomicSync } from './atomic'
+import { writeFileAtomicSync } from '../store/atomic'
 
 export type { StepMeta }
 

@@ -2,7 +2,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { completeFinish, type FinishJob } from '../../../proxy/store/finish'
+import { completeFinish, type FinishJob } from '../../../proxy/record/finish'
 import type { StepMeta } from '../../../generated/meta'
 import { tempHome } from '../../support/harness'
 

@@ -1,0 +1,111 @@
+/**
+ * meta.json, built in two halves (docs/records.md): the send half, written with request.json before
+ * the send (who, where, route, sanitized headers, what the proxy changed, the hold verdict), and
+ * the answer's half as far as the forward knows it (times, status, outcome, headers); the finish
+ * adds what the answer's body says (usage, cost, stop reason). Pure. Invariant: no auth header,
+ * `set-cookie` or credential query parameter reaches a meta.
+ */
+import { redactQuery } from '../core/headers'
+import type { HoldVerdict } from '../core/hold'
+import { formatStep } from '../core/naming'
+import type { DialectName } from '../dialects/types'
+import type { Change, StepMeta } from '../../generated/meta'
+
+export type { StepMeta }
+export type Outcome = NonNullable<StepMeta['outcome']>
+
+/** What the send half records. */
+export interface SendFacts {
+  workspace: string
+  agent: string
+  n: number
+  dialect: DialectName
+  /** The path the client called, prefix removed, query kept. */
+  path: string
+  route: {
+    provider: string
+    url: URL
+    role: string | null
+    configCommit: string | null
+    configNote: string | null
+    plugin: string | null
+  }
+  identified: StepMeta['identified'] | undefined
+  /** The sent body's model, if it names one. */
+  model: string | null
+  requestHeaders: Readonly<Record<string, string>>
+  keyingHeaders: Record<string, string>
+  hold: HoldVerdict
+  injected: string[]
+  changes: Change[]
+  requestBytes: number
+}
+
+export function sendMeta(s: SendFacts): StepMeta {
+  return {
+    version: 1,
+    workspace: s.workspace,
+    agent: s.agent,
+    step: formatStep(s.n),
+    dialect: s.dialect,
+    endpoint: redactQuery(s.path),
+    started_at: new Date().toISOString(),
+    route: {
+      provider: s.route.provider,
+      url: redactQuery(s.route.url.href),
+      model: s.model,
+      role: s.route.role,
+      config_commit: s.route.configCommit,
+      config_note: s.route.configNote,
+      plugin: s.route.plugin,
+    },
+    ...(s.identified ? { identified: s.identified } : {}),
+    request_headers: { ...s.requestHeaders },
+    cache_keying_headers: s.keyingHeaders,
+    hold: s.hold,
+    injected_tools: s.injected,
+    changes: s.changes,
+    request_bytes: s.requestBytes,
+  }
+}
+
+/** What the forward learned of the answer (the body itself is read by the finish). */
+export interface Answered {
+  outcome: Outcome
+  status: number | null
+  headers: Record<string, string | string[] | undefined>
+  ttfbMs: number | null
+  totalMs: number
+  error: { code: string; message: string } | null
+  /** When it ended (ISO); now when absent. */
+  endedAt?: string
+}
+
+export const headerText = (v: string | string[] | undefined): string =>
+  Array.isArray(v) ? v.join(', ') : (v ?? '')
+
+/** The provider's response headers as meta.json keeps them: joined, no `set-cookie`. */
+export function recordedResponseHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(headers))
+    if (v !== undefined && k !== 'set-cookie') out[k] = headerText(v)
+  return out
+}
+
+const round = (ms: number): number => Math.round(ms * 100) / 100
+
+/** The meta with the answer's half as the forward knows it (usage, cost, stop reason: the finish's). */
+export function answeredMeta(sent: StepMeta, a: Answered): StepMeta {
+  return {
+    ...sent,
+    ended_at: a.endedAt ?? new Date().toISOString(),
+    ttfb_ms: a.ttfbMs === null ? null : round(a.ttfbMs),
+    total_ms: round(a.totalMs),
+    status: a.status,
+    outcome: a.outcome,
+    response_headers: recordedResponseHeaders(a.headers),
+    error: a.error,
+  }
+}

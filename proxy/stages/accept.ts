@@ -1,0 +1,97 @@
+/**
+ * accept (DESIGN §5.1): the body, read once (size-limited by the server), read as a request of its
+ * dialect — nested at most MAX_NESTING deep, one JSON object, every field the proxy reads of the
+ * right type, no repeated top-level key — or refused with a 400 that names the problem.
+ * Invariant: the body is parsed once and scanned once; nothing downstream re-parses it.
+ */
+import type { IncomingHttpHeaders } from 'node:http'
+import { randomUUID } from 'node:crypto'
+import { HoldfastError } from '../core/errors'
+import { sanitizeHeaders } from '../core/headers'
+import type { JsonObject } from '../core/json'
+import { readRequest } from '../core/record'
+import { MAX_NESTING, scanTopLevel, type ScannedTop } from '../core/splice'
+import type { Dialect } from '../dialects/types'
+import type { RequestFacts } from '../../plugins/runner'
+
+/** What the server hands over: the addressed endpoint, its request head, and a reader of its body. */
+export interface Incoming {
+  kind: 'step' | 'count_tokens'
+  dialect: Dialect
+  /** The path the client called, prefix removed, query kept. */
+  path: string
+  /** As addressed (path prefix, `x-holdfast-*` headers, or the defaults). */
+  workspace: string
+  agent: string
+  headers: IncomingHttpHeaders
+  /** Reads the whole body (413 over the limit, 408 when it stalls). */
+  body(): Promise<Buffer>
+}
+
+/** accept's value: the request as the client sent it. */
+export interface Accepted {
+  readonly id: string
+  readonly dialect: Dialect
+  readonly kind: 'step' | 'count_tokens'
+  /** The path the client called, prefix removed, query kept. */
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  /** The headers as meta.json records them (no auth, no x-holdfast-*), computed once on first use. */
+  readonly recordedHeaders: () => Readonly<Record<string, string>>
+  /** The client's body, exactly as received. */
+  readonly raw: Buffer
+  readonly parsed: JsonObject
+  readonly top: ScannedTop
+  /** What the plugins' view is made from. */
+  readonly facts: RequestFacts
+}
+
+/** The request the bytes hold, or a 400 (BAD_JSON, BAD_FIELD) in words that name the problem. */
+export function parseBody(raw: Buffer, dialect: Dialect): { parsed: JsonObject; top: ScannedTop } {
+  const r = readRequest(raw, dialect)
+  if (!r.ok) {
+    if (r.why === 'field') throw new HoldfastError('BAD_FIELD', `the request is refused: ${r.detail}`)
+    throw new HoldfastError(
+      'BAD_JSON',
+      r.why === 'too-deep'
+        ? `the request body is nested deeper than ${MAX_NESTING} levels`
+        : r.why === 'not-json'
+          ? `the request body is not valid JSON: ${r.detail}`
+          : 'the request body must be a JSON object',
+    )
+  }
+  const top = scanTopLevel(raw)
+  if (!top.ok) throw new HoldfastError('BAD_JSON', `the request body is refused: ${top.error}`)
+  return { parsed: r.value, top }
+}
+
+export function accept(incoming: Incoming, raw: Buffer): Accepted {
+  const { dialect, kind, path, headers } = incoming
+  const { parsed, top } = parseBody(raw, dialect)
+  let clean: Readonly<Record<string, string>> | undefined
+  const recordedHeaders = (): Readonly<Record<string, string>> =>
+    (clean ??= Object.freeze(sanitizeHeaders(headers)))
+  const id = randomUUID()
+  return {
+    id,
+    dialect,
+    kind,
+    path,
+    headers,
+    recordedHeaders,
+    raw,
+    parsed,
+    top,
+    facts: {
+      id,
+      dialect: dialect.name,
+      kind,
+      path,
+      workspace: incoming.workspace,
+      agent: incoming.agent,
+      body: parsed,
+      bytes: raw.length,
+      headers: recordedHeaders,
+    },
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * compose (DESIGN §5.4, §7): the client's body with the route's fields, plus the agent's loaded
+ * tools in the dialect's tool format, appended after the client's own tools in loaded-set order,
+ * and the row's per-agent prompt cache key where the dialect has one. Invariant: one splice of
+ * the client's bytes (fields outside the changed ones keep their bytes); a body nothing changed is
+ * the client's own buffer; a client's own tool of the same name wins over the loaded one.
+ */
+import type { Json, JsonObject } from '../core/json'
+import { presentedName, presentedTool } from '../core/loaded-set'
+import { applyEdits, jsonBytes, type ScannedTop, toolsEdit } from '../core/splice'
+import type { Change } from '../../generated/meta'
+import type { Identified } from '../../plugins/runner'
+import { readLoadedSet } from '../store/loaded-sets'
+import type { ServerContext } from '../context'
+import type { Accepted } from './accept'
+import type { Route } from './resolve'
+
+/** compose's value: the body the hold compares and, unless it holds, sends. */
+export interface Composition {
+  bytes: Buffer
+  parsed: JsonObject
+  /** `top` only when it is the client's body (a spliced one is scanned if the hold needs it). */
+  top?: ScannedTop
+  /** The route's changes, then compose's. */
+  changes: Change[]
+  /** Presented names of the loaded tools appended. */
+  injected: string[]
+}
+
+export function compose(ctx: ServerContext, request: Accepted, who: Identified, route: Route): Composition {
+  const { dialect, parsed } = request
+  const overrides: JsonObject = { ...route.overrides }
+  const changes = [...route.changes]
+  const injected: string[] = []
+  const loaded = readLoadedSet(ctx.home, who.workspace, who.agent)
+  if (loaded.length > 0) {
+    const clientTools = Array.isArray(parsed.tools) ? parsed.tools : []
+    const clientNames = new Set(clientTools.map((t) => dialect.toolName(t)).filter((n) => n !== undefined))
+    const added: Json[] = []
+    const clashes: string[] = []
+    for (const entry of loaded) {
+      const name = presentedName(entry)
+      if (clientNames.has(name)) clashes.push(name)
+      else {
+        added.push(dialect.tool(presentedTool(entry)))
+        injected.push(name)
+      }
+    }
+    if (added.length > 0) {
+      overrides.tools = [...clientTools, ...added]
+      changes.push({ field: 'tools', why: `appended loaded tools: ${injected.join(', ')}` })
+    }
+    if (clashes.length > 0) {
+      changes.push({
+        field: 'tools',
+        why: `kept the client's own tool over the loaded one: ${clashes.join(', ')}`,
+      })
+    }
+  }
+  const cacheKeyField = dialect.promptCacheKeyField
+  if (cacheKeyField && route.row.prompt_cache_key === 'agent' && parsed[cacheKeyField] === undefined) {
+    overrides[cacheKeyField] = `${who.workspace}/${who.agent}`
+    changes.push({ field: cacheKeyField, why: `provider row "${route.provider}" sets it per agent` })
+  }
+  const edits = Object.entries(overrides).map(([key, value]) =>
+    key === 'tools' ? toolsEdit(value as Json[]) : { key, value: jsonBytes(value) },
+  )
+  if (edits.length === 0) return { bytes: request.raw, parsed, top: request.top, changes, injected }
+  return {
+    bytes: applyEdits(request.raw, request.top, edits),
+    parsed: { ...parsed, ...overrides },
+    changes,
+    injected,
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * hold (DESIGN §5.5, §6, §7): compare the composition with the agent's previous record and apply
+ * the hold (core/hold); then history closure on what is about to be sent — after the hold, so a
+ * name the hold re-declares needs none, and a closure inside the composition cannot defeat it.
+ * Invariant: the previous record is read in the same critical section that records this step
+ * (pipeline); a previous record that is not a request sends the composition (`record-fault`).
+ */
+import { hold as applyHold, type HoldVerdict, type PreviousStep, RecordFault } from '../core/hold'
+import { withHistoryClosed } from '../core/history-closure'
+import type { Json, JsonObject } from '../core/json'
+import type { Dialect } from '../dialects/types'
+import type { Change } from '../../generated/meta'
+import type { Identified } from '../../plugins/runner'
+import type { ServerContext } from '../context'
+import type { Accepted } from './accept'
+import type { Composition } from './compose'
+
+/** hold's value: exactly what goes upstream, and why. */
+export interface Held {
+  bytes: Buffer
+  parsed: JsonObject
+  verdict: HoldVerdict
+  /** The composition's changes, then the hold's and the history closure's. */
+  changes: Change[]
+  injected: string[]
+  keyingHeaders: Record<string, string>
+}
+
+export function hold(
+  ctx: ServerContext,
+  request: Accepted,
+  composed: Composition,
+  previous: PreviousStep | RecordFault | undefined,
+): Held {
+  const { dialect } = request
+  const keyingHeaders = dialect.keyingHeaders(request.headers)
+  const result = applyHold(
+    dialect,
+    previous,
+    { ...composed, headers: keyingHeaders },
+    { now: Date.now(), ttlMs: ctx.holdTtlMs, longTtlMs: ctx.holdLongTtlMs },
+  )
+  const v = result.verdict
+  const changes = [...composed.changes]
+  let parsed = composed.parsed
+  if (v.applied && previous && !(previous instanceof RecordFault)) {
+    parsed = { ...composed.parsed, tools: previous.parsed.tools as Json }
+    changes.push({
+      field: 'tools',
+      why: `hold: re-sent the previous step's tools array; held: ${v.held.join(', ')}`,
+    })
+  }
+  const closed = withHistoryClosed(dialect, result.body, parsed, Object.keys(ctx.config.clients ?? {}))
+  if (closed) {
+    parsed = closed.parsed
+    changes.push({
+      field: 'tools',
+      why: `history closure: declared ${closed.names.join(', ')} (called in the transcript, no longer loaded) with its refusal as description`,
+    })
+  }
+  return {
+    bytes: closed?.bytes ?? result.body,
+    parsed,
+    verdict: v,
+    changes,
+    injected: composed.injected,
+    keyingHeaders,
+  }
+}
+
+/** The previous record a `count_tokens` call holds against; it reads, and never creates, a workspace. */
+export async function previousForCount(
+  ctx: ServerContext,
+  who: Identified,
+  dialect: Dialect,
+): Promise<PreviousStep | RecordFault | undefined> {
+  if (!ctx.workspace(who.workspace).exists()) return undefined
+  const agent = ctx.agent(who.workspace, who.agent)
+  await agent.init()
+  return ctx.records.previous(agent, agent.next, dialect)
+}

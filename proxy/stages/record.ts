@@ -1,0 +1,60 @@
+/**
+ * record (DESIGN §5.6): step `n`'s send half — `request.json` (the exact bytes to send) and the
+ * send half of `meta.json` — written into the journal before anything is sent, and the step's
+ * commit queued behind the agent's earlier ones (it goes once finish has run). Invariant: runs in
+ * the agent's critical section (pipeline), so numbers are contiguous and commits chained in order.
+ */
+import type { Identified } from '../../plugins/runner'
+import type { AgentState } from '../agents'
+import type { ServerContext } from '../context'
+import { sendMeta, type StepMeta } from '../record'
+import type { Accepted } from './accept'
+import type { Held } from './hold'
+import type { Route } from './resolve'
+
+/** record's value: the step, recorded and numbered, with everything forward and finish need. */
+export interface Recorded {
+  n: number
+  workspace: string
+  agent: AgentState
+  request: Accepted
+  route: Route
+  held: Held
+  /** The send half, then (after finish) the whole meta. */
+  meta: StepMeta
+  /** Lets the queued commit go, once finish has run (or failed). */
+  release: () => void
+}
+
+export function record(
+  ctx: ServerContext,
+  request: Accepted,
+  who: Identified,
+  route: Route,
+  held: Held,
+  agent: AgentState,
+  n: number,
+): Recorded {
+  const meta = sendMeta({
+    workspace: who.workspace,
+    agent: who.agent,
+    n,
+    dialect: request.dialect.name,
+    path: request.path,
+    route,
+    identified: who.moved,
+    model: typeof held.parsed.model === 'string' ? held.parsed.model : null,
+    requestHeaders: request.recordedHeaders(),
+    keyingHeaders: held.keyingHeaders,
+    hold: held.verdict,
+    injected: held.injected,
+    changes: held.changes,
+    requestBytes: held.bytes.length,
+  })
+  ctx.records.writeSend(agent, n, held.bytes, held.parsed, meta)
+  let release!: () => void
+  const finished = new Promise<void>((resolve) => (release = resolve))
+  // Queued inside the lock, so commits are chained in step order.
+  void agent.queueCommit(n, finished, meta.route.model)
+  return { n, workspace: who.workspace, agent, request, route, held, meta, release }
+}
