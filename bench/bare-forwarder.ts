@@ -1,7 +1,7 @@
 /**
  * The benchmark's reference point: the least a forwarding proxy can be on this machine — read the
  * body, send it with undici, stream the answer back — with no parsing, no record and no commit.
- * Prints `bare forwarder listening on http://127.0.0.1:PORT`; `node -r test/support/register.js
+ * Prints `bare forwarder listening on http://127.0.0.1:PORT`; `node -r scripts/register.js
  * bench/bare-forwarder.ts <upstream-url>`.
  */
 import http from 'node:http'

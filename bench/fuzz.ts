@@ -1,5 +1,5 @@
 /**
- * The fuzz at scale: `node -r ./test/support/register.js bench/fuzz.ts [count=10000] [seed]`
+ * The fuzz at scale: `node -r ./scripts/register.js bench/fuzz.ts [count=10000] [seed]`
  * sends the hostile requests of test/support/fuzz.ts to an in-process proxy and prints: requests
  * tried, crashes (no answer), 5xx, error answers not in an envelope, refused requests that left a
  * workspace on disk, agents bricked afterwards, credentials found in records, and RSS.

@@ -1,6 +1,6 @@
 /**
  * kill -9 rounds against the built `holdfast serve` (`npm run build` first):
- * `node -r ./test/support/register.js bench/kill.ts [rounds=100]`. Odd rounds kill 0–5 ms after
+ * `node -r ./scripts/register.js bench/kill.ts [rounds=100]`. Odd rounds kill 0–5 ms after
  * the client read the last byte of a step's answer; even rounds kill a staggered burst over four
  * agents at a random moment. After each restart (recovery runs before the listening line) it
  * checks every acknowledged answer (a 200 the client read to its end) is committed with outcome

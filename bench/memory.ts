@@ -2,7 +2,7 @@
  * Memory under many agents: the built proxy (`npm run build` first) takes N requests of about
  * 10 KB spread over A agents (each agent's conversation grows one turn per request), against the
  * fake upstream in lite mode; prints the proxy's RSS after every quarter and at the end, and the
- * previous-request cache it holds. Run: `node -r ./test/support/register.js bench/memory.ts
+ * previous-request cache it holds. Run: `node -r ./scripts/register.js bench/memory.ts
  * [requests=10000] [agents=2500] [concurrency=16]`. Measures; asserts nothing.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -13,7 +13,7 @@ import path from 'node:path'
 import readline from 'node:readline'
 
 const ROOT = path.join(__dirname, '..')
-const REGISTER = path.join(ROOT, 'test', 'support', 'register.js')
+const REGISTER = path.join(ROOT, 'scripts', 'register.js')
 const [N = 10_000, A = 2_500, C = 16] = process.argv.slice(2).map(Number)
 
 async function start(

@@ -13,7 +13,7 @@ import readline from 'node:readline'
 import { performance } from 'node:perf_hooks'
 
 const ROOT = path.join(__dirname, '..')
-const REGISTER = path.join(ROOT, 'test', 'support', 'register.js')
+const REGISTER = path.join(ROOT, 'scripts', 'register.js')
 const QUICK = process.argv.includes('--quick')
 
 interface Proc {

@@ -5,7 +5,8 @@
  * of `holdfast env`, the terminal, and its exit code is ours. Invariant: a serve this command did
  * not start is never stopped by it.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { spawnChild } from '../proxy/spawn'
 import fs from 'node:fs'
 import path from 'node:path'
 import { once } from 'node:events'
@@ -28,7 +29,7 @@ async function startServe(
   const log = fs.openSync(logFile, 'a')
   const entry = process.argv[1] as string
   const args = [...process.execArgv, entry, 'serve', '--home', home, ...(port ? ['--port', port] : [])]
-  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', log] })
+  const child = spawnChild(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', log] })
   fs.closeSync(log)
   const stdout = child.stdout as NonNullable<typeof child.stdout>
   let seen = ''
@@ -66,7 +67,7 @@ async function stopServe(child: ChildProcess): Promise<void> {
 /** Run `argv` with the terminal attached and `env` added; resolves with its exit code (128+n for a signal). */
 async function runAttached(argv: string[], env: Record<string, string>): Promise<number> {
   const [cmd, ...rest] = argv as [string, ...string[]]
-  const child = spawn(cmd, rest, { stdio: 'inherit', env: { ...process.env, ...env } })
+  const child = spawnChild(cmd, rest, { stdio: 'inherit', env })
   // The terminal's Ctrl-C reaches the command itself; holdfast waits for it to finish.
   const ignore = (): void => undefined
   process.on('SIGINT', ignore)

@@ -15,29 +15,9 @@ import { openRepo, readFileAt, readRef } from '../proxy/store/git'
 import { homePaths } from '../proxy/store/home'
 import { parseProviders, PROVIDERS_FILE } from '../proxy/store/providers'
 import { readServeInfo } from '../proxy/store/serve-lock'
+import { stripGitEnv } from '../proxy/spawn'
 
 const EVENT_TIMEOUT_MS = 500
-
-/** What git would strip before running git in another repository (git 2.39, `rev-parse --local-env-vars`). */
-export const GIT_LOCAL_ENV = [
-  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-  'GIT_CONFIG',
-  'GIT_CONFIG_PARAMETERS',
-  'GIT_CONFIG_COUNT',
-  'GIT_OBJECT_DIRECTORY',
-  'GIT_DIR',
-  'GIT_WORK_TREE',
-  'GIT_IMPLICIT_WORK_TREE',
-  'GIT_GRAFT_FILE',
-  'GIT_INDEX_FILE',
-  'GIT_NO_REPLACE_OBJECTS',
-  'GIT_REPLACE_REF_BASE',
-  'GIT_PREFIX',
-  'GIT_SHALLOW_FILE',
-  'GIT_COMMON_DIR',
-  'GIT_QUARANTINE_PATH',
-  'GIT_NAMESPACE',
-]
 
 export interface RefUpdate {
   ref: string
@@ -52,12 +32,6 @@ export interface HookResult {
 }
 
 const isZero = (oid: string): boolean => /^0+$/.test(oid)
-
-/** Remove git's repository-locating variables from an environment (this process's by default). */
-export function stripGitEnv(env: NodeJS.ProcessEnv = process.env): void {
-  for (const key of GIT_LOCAL_ENV) delete env[key]
-  for (const key of Object.keys(env)) if (/^GIT_CONFIG_(KEY|VALUE)_\d+$/.test(key)) delete env[key]
-}
 
 /** `<old> <new> <ref>` lines as git writes them to the hook's stdin; other lines are skipped. */
 function parseUpdates(stdin: string): RefUpdate[] {

@@ -1,5 +1,5 @@
 /**
- * Where holdfast's own files are: the package root (package.json, schemas/, test/support/), found
+ * Where holdfast's own files are: the package root (package.json, schemas/, scripts/), found
  * by walking up from this module, so the same code works from sources (`proxy/`) and from the
  * build (`dist/proxy/`), which sit at different depths. Invariant: computed once, at load.
  */
@@ -15,8 +15,8 @@ function findRoot(from: string): string {
 
 export const PACKAGE_ROOT = findRoot(__dirname)
 
-/** `test/support/register.js`: the swc require hook a child process needs to run from sources. */
-export const SOURCE_REGISTER = path.join(PACKAGE_ROOT, 'test', 'support', 'register.js')
+/** `scripts/register.js`: the swc require hook a child process needs to run from sources. */
+export const SOURCE_REGISTER = path.join(PACKAGE_ROOT, 'scripts', 'register.js')
 
 /** holdfast's version, from its package.json. */
 export function packageVersion(): string {

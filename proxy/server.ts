@@ -103,7 +103,7 @@ function handlePass(
     return
   }
   const target = upstreamUrl(row, a.path)
-  ctx.upstream.passThrough(req, res, target, row, key, (err) => {
+  void ctx.upstream.passThrough(req, res, target, row, key, (err) => {
     sendError(
       res,
       dialect,

@@ -1,13 +1,12 @@
 /**
- * The one module that talks to providers. Recorded requests (a buffered body that may have
- * changed) go through undici 7; everything else streams through http-proxy unchanged.
+ * The one module that talks to providers, through one undici 7 agent: recorded requests (a
+ * buffered body that may have changed) and everything else under `/v1/`, streamed unchanged.
  * Invariant: what leaves here carries no hop-by-hop or `x-holdfast-*` header, a `Host` and
  * `content-length` that match what is sent, and the row's key when the row names `api_key_env`.
  */
-import http from 'node:http'
-import https from 'node:https'
+import type http from 'node:http'
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
-import httpProxy from 'http-proxy'
+import { pipeline } from 'node:stream/promises'
 import { Agent, type Dispatcher } from 'undici'
 import { HoldfastError } from './core/errors'
 import { rowFamily } from './dialects'
@@ -118,9 +117,6 @@ export interface UpstreamOptions {
 
 export class Upstream {
   private readonly agent: Agent
-  private readonly proxy: httpProxy
-  private readonly httpAgent = new http.Agent({ keepAlive: true })
-  private readonly httpsAgent = new https.Agent({ keepAlive: true })
 
   constructor(opts: UpstreamOptions) {
     this.agent = new Agent({
@@ -128,17 +124,6 @@ export class Upstream {
       bodyTimeout: opts.bodyTimeoutMs,
       keepAliveTimeout: 30_000,
       connections: 64,
-    })
-    this.proxy = httpProxy.createProxyServer({ xfwd: false, changeOrigin: true, ignorePath: true })
-    // http-proxy aborts the upstream only on the request's 'aborted', which Node no longer emits
-    // once the body has been read: a client that goes away must end the provider call here.
-    // (Emitted for every request, as passThrough strips `Expect`, which would suppress it.)
-    this.proxy.on('proxyReq', (proxyReq, _req, res) => {
-      const abort = (): void => {
-        if (!res.writableFinished) proxyReq.destroy()
-      }
-      if (res.destroyed) abort()
-      else res.once('close', abort)
     })
   }
 
@@ -160,30 +145,55 @@ export class Upstream {
     })
   }
 
-  /** Stream a request the proxy does not record to `target`, unchanged but for the header rules. */
-  passThrough(
+  /**
+   * Stream a request the proxy does not record to `target`, unchanged but for the header rules
+   * (the same as the recorded path's, both ways), and its answer back; a client that goes away
+   * aborts the provider call. `onError` answers when the provider cannot be reached.
+   */
+  async passThrough(
     req: http.IncomingMessage,
     res: http.ServerResponse,
     target: URL,
     row: ProviderRow,
     key: string | undefined,
     onError: (err: Error) => void,
-  ): void {
-    // http-proxy copies req.headers; its 'proxyReq' event is skipped when the client sent
-    // `Expect`, so the header rules are applied here, before it sees the request.
-    req.headers = cleanHeaders(req.headers, row, key)
-    this.proxy.web(
-      req,
-      res,
-      { target: target.href, agent: target.protocol === 'https:' ? this.httpsAgent : this.httpAgent },
-      (err) => onError(err),
-    )
+  ): Promise<void> {
+    const ac = new AbortController()
+    const onClose = (): void => {
+      if (!res.writableFinished) ac.abort()
+    }
+    res.on('close', onClose)
+    const method = (req.method ?? 'GET') as Dispatcher.HttpMethod
+    const headers = cleanHeaders(req.headers, row, key)
+    headers.host = target.host
+    const h = req.headers
+    const bodyless =
+      method === 'GET' ||
+      method === 'HEAD' ||
+      h['content-length'] === '0' ||
+      (h['content-length'] === undefined && h['transfer-encoding'] === undefined)
+    try {
+      const up = await this.agent.request({
+        origin: target.origin,
+        path: target.pathname + target.search,
+        method,
+        headers,
+        body: bodyless ? null : req,
+        signal: ac.signal,
+      })
+      res.writeHead(up.statusCode, responseHeaders(up.headers))
+      if (String(up.headers['content-type'] ?? '').includes('text/event-stream')) res.flushHeaders()
+      await pipeline(up.body, res)
+    } catch (err) {
+      if (ac.signal.aborted) return
+      if (res.headersSent) res.destroy()
+      else onError(err as Error)
+    } finally {
+      res.off('close', onClose)
+    }
   }
 
   async close(): Promise<void> {
-    this.proxy.close()
-    this.httpAgent.destroy()
-    this.httpsAgent.destroy()
     await this.agent.close()
   }
 }

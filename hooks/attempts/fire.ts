@@ -4,7 +4,7 @@
  * arrives, then the others, so they read its cache write instead of each paying one.
  * Invariant: a refused attempt never blocks the others, and leaves nothing behind.
  */
-import { spawn } from 'node:child_process'
+import { spawnChild } from '../../proxy/spawn'
 import { dispatchArgv, type DispatchArgs, skillPin } from '../../proxy/core/attempt'
 import { configuredToken, type HoldfastConfig } from '../../proxy/store/config'
 import { resolveNotch } from '../../proxy/store/notch'
@@ -52,13 +52,13 @@ function runExternal(
   argv: string[],
 ): Promise<{ exit: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(command[0] as string, [...command.slice(1), ...argv], {
+    const child = spawnChild(command[0] as string, [...command.slice(1), ...argv], {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
     child.on('error', (err) => resolve({ exit: 127, stdout, stderr: stderr + err.message }))
     child.on('close', (code) => resolve({ exit: code ?? 1, stdout, stderr }))
   })

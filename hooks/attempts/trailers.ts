@@ -5,9 +5,9 @@
  * each commit fires once — `<ws>/attempts-fired/<commit>` is created exclusively before firing —
  * and the hook returns at once: the cohort runs in a detached child whose outcome is in the ops log.
  */
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { spawnChild } from '../../proxy/spawn'
 import { loadConfig } from '../../proxy/store/config'
 import { readCommitInfo } from '../../proxy/store/git'
 import { homePaths } from '../../proxy/store/home'
@@ -64,7 +64,7 @@ export async function fireFromRefs(
     if (!u.ref.startsWith('refs/heads/attempts/') || /^0+$/.test(u.new)) continue
     const info = await readCommitInfo(repo, u.new).catch(() => undefined)
     if (!info || !parseAttemptMessage(info.message, ws) || !claimCommit(home, ws, u.new)) continue
-    const child = spawn(
+    const child = spawnChild(
       process.execPath,
       [
         ...process.execArgv,

@@ -143,6 +143,23 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES
 
+/**
+ * Codes a step's `meta.json` records in `error.code` (and plugins' `onError` receive) for what
+ * happened after the answer began or instead of it. No client is ever answered with one of these:
+ * the answer was the provider's, or the client was gone. Outcomes: docs/records.md.
+ */
+export const RECORDED_CODES = {
+  CLIENT_GONE: 'The client went away before or during the answer; the provider call was aborted.',
+  UPSTREAM_FAILED: "The provider's answer failed mid-stream; the client's connection was cut.",
+  UPSTREAM_STREAM_ERROR:
+    'A 200 event stream carried an error event: the step is recorded as an upstream error.',
+  RESPONSE_UNDECODABLE: "The answer's content-encoding could not be decoded; its bytes are kept as sent.",
+  INTERRUPTED: 'holdfast stopped before the step finished; recovered at the next start (its bytes kept).',
+  NOT_SENT: 'holdfast stopped after recording the step and before sending it; the provider never saw it.',
+} as const satisfies Record<string, string>
+
+export type RecordedCode = keyof typeof RECORDED_CODES
+
 /** A local fault with a code from the table; `message` is the one sentence the client reads. */
 export class HoldfastError extends Error {
   readonly code: ErrorCode

@@ -1,13 +1,15 @@
 /**
- * The git store: a bare repository per workspace, each step one commit on `refs/heads/agents/<agent>`,
- * written as objects with isomorphic-git (no worktree, no spawn). Invariant: a commit's tree is its
- * parent's tree plus the given files (only trees on changed paths are rewritten; no files = parent's
- * tree) and refs move only by casRef. Data: `<home>/workspaces/<ws>/repo.git`. Reads: git-read.ts.
+ * The git store: a bare repository per workspace, each step one commit on `refs/heads/agents/<agent>`.
+ * Objects are written one way only — hashed and packed by git-pack (no worktree, no spawn, no loose
+ * objects); isomorphic-git only reads (git-read.ts) and edits the repository's config. Invariant: a
+ * commit's tree is its parent's tree plus the given files (only trees on changed paths are
+ * rewritten; no files = parent's tree) and refs move only by casRef. Data: `<home>/workspaces/<ws>/repo.git`.
  */
 import { promises as fsp } from 'node:fs'
 import * as path from 'node:path'
 import * as git from 'isomorphic-git'
 import { commitTree, getTree, splitPath, type Author } from './git-read'
+import { commitBody, gitObject, type GitObject, treeBody, writePack } from './git-pack'
 import { openRepo, writeRepoFile, type Repo, type TreeEntry } from './git-repo'
 import { assertRefName, casRef, readHeadTarget, readRef, RefConflict } from './git-refs'
 
@@ -65,65 +67,62 @@ function changeSet(files: Record<string, FileContent>): Changes {
   return root
 }
 
-/** Writes the tree `base` + `changes` (and the blobs and subtrees it needs); returns its oid. */
-async function writeTreeWith(
+/** The tree `base` + `changes`: its objects (blobs, subtrees, itself) pushed to `objects`; returns its oid. */
+async function buildTree(
   repo: Repo,
   base: string | undefined,
   changes: Changes,
   at: string,
+  objects: GitObject[],
 ): Promise<string> {
   const entries = new Map<string, TreeEntry>()
   for (const e of base === undefined ? [] : await getTree(repo, base)) entries.set(e.path, e)
   const clash = (name: string, want: string): Error =>
     new Error(`git path ${JSON.stringify(at + name)} exists as a ${entries.get(name)?.type}, not a ${want}`)
-  const blobs = [...changes.files].map(async ([name, blob]) => {
+  for (const [name, blob] of changes.files) {
     const old = entries.get(name)
     if (old !== undefined && old.type !== 'blob') throw clash(name, 'blob')
-    const oid = await git.writeBlob({ fs: repo.fs, gitdir: repo.gitdir, blob })
-    return { mode: old?.mode ?? '100644', path: name, oid, type: 'blob' } as const
-  })
-  const trees = [...changes.dirs].map(async ([name, sub]) => {
+    const o = gitObject('blob', Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength))
+    objects.push(o)
+    entries.set(name, { mode: old?.mode ?? '100644', path: name, oid: o.oid, type: 'blob' })
+  }
+  for (const [name, sub] of changes.dirs) {
     const old = entries.get(name)
     if (old !== undefined && old.type !== 'tree') throw clash(name, 'tree')
-    const oid = await writeTreeWith(repo, old?.oid, sub, `${at}${name}/`)
-    return { mode: '040000', path: name, oid, type: 'tree' } as const
-  })
-  for (const e of await Promise.all([...blobs, ...trees])) entries.set(e.path, e)
+    const oid = await buildTree(repo, old?.oid, sub, `${at}${name}/`, objects)
+    entries.set(name, { mode: '040000', path: name, oid, type: 'tree' })
+  }
   const list = [...entries.values()]
-  // isomorphic-git normalises (mutates) the entries it is given: hand it copies.
-  const oid = await git.writeTree({ fs: repo.fs, gitdir: repo.gitdir, tree: list.map((e) => ({ ...e })) })
-  repo.trees.set(oid, list)
-  return oid
+  const tree = gitObject('tree', treeBody(list))
+  objects.push(tree)
+  repo.trees.set(tree.oid, list)
+  return tree.oid
 }
 
 /**
  * Write a commit whose tree is `parent`'s tree with `files` added or replaced at their
- * `/`-separated paths (no parent: a root commit holding only `files`). Moves no ref.
+ * `/`-separated paths (no parent: a root commit holding only `files`), as one pack. Moves no ref.
  */
 export async function commitFiles(
   repo: Repo,
   opts: { parent: string | undefined; files: Record<string, FileContent>; message: string; author?: Author },
 ): Promise<string> {
-  const changes = changeSet(opts.files)
+  const objects: GitObject[] = []
   const base = opts.parent === undefined ? undefined : await commitTree(repo, opts.parent)
-  const tree = await writeTreeWith(repo, base, changes, '')
+  const tree = await buildTree(repo, base, changeSet(opts.files), '', objects)
   const who = {
     name: opts.author?.name ?? DEFAULT_AUTHOR.name,
     email: opts.author?.email ?? DEFAULT_AUTHOR.email,
     timestamp: Math.floor(opts.author?.timestamp ?? Date.now() / 1000),
-    timezoneOffset: 0,
   }
-  const message = opts.message.endsWith('\n') ? opts.message : `${opts.message}\n`
-  const commit = {
-    message,
-    tree,
-    parent: opts.parent === undefined ? [] : [opts.parent],
-    author: who,
-    committer: who,
-  }
-  const oid = await git.writeCommit({ fs: repo.fs, gitdir: repo.gitdir, commit })
-  repo.commitTrees.set(oid, tree)
-  return oid
+  const commit = gitObject(
+    'commit',
+    commitBody(tree, opts.parent === undefined ? [] : [opts.parent], who, opts.message),
+  )
+  objects.push(commit)
+  writePack(repo.gitdir, objects)
+  repo.commitTrees.set(commit.oid, tree)
+  return commit.oid
 }
 
 /** Set `key` (e.g. `core.hooksPath`) in the repository's own config when it differs; true when written. */

@@ -5,6 +5,7 @@
  * name, never mixed into holdfast's stdout. Streamable HTTP: the configured headers on every
  * request, and a POST answer stream cut short is reported (see ./cut-streams).
  */
+import { childEnv } from '../spawn'
 import readline from 'node:readline'
 import { Readable } from 'node:stream'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -51,13 +52,6 @@ export function classify(err: unknown, connecting: boolean): HostFailure {
   return new HostFailure('gone', describe(err))
 }
 
-/** The child's environment: holdfast's own (its token excluded), then the configured variables. */
-function childEnv(configured: Record<string, string> | undefined): Record<string, string> {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'HOLDFAST_TOKEN') env[k] = v
-  return { ...env, ...configured }
-}
-
 /** A fresh transport for `spec`; `onCut` hears of an HTTP answer stream cut short. */
 export function openTransport(
   name: string,
@@ -83,7 +77,7 @@ export function openTransport(
   const t = new StdioClientTransport({
     command: stdio.command,
     args: stdio.args ?? [],
-    env: childEnv(stdio.env),
+    env: childEnv(stdio.env, ['HOLDFAST_TOKEN']),
     cwd: stdio.cwd,
     stderr: 'pipe',
   })

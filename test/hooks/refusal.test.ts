@@ -7,7 +7,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { HOOK_NAME } from '../../hooks/install'
-import { GIT_LOCAL_ENV, stripGitEnv } from '../../hooks/reference-transaction'
+import { GIT_LOCAL_ENV, stripGitEnv } from '../../proxy/spawn'
 import {
   cleanup,
   cloneWithProviders,

@@ -1,5 +1,7 @@
 /** The header rules of proxy/upstream.ts as pure functions: what reaches the provider and the client. */
+import http from 'node:http'
 import { forwardHeaders, responseHeaders, upstreamUrl } from '../../proxy/upstream'
+import { startProxy, type Proxy } from '../support/harness'
 
 const anthropicRow = { dialect: 'anthropic' as const, base_url: 'https://api.anthropic.com' }
 const openaiRow = { dialect: 'openai' as const, base_url: 'https://api.openai.com/v1' }
@@ -40,5 +42,67 @@ describe('upstream header rules', () => {
     expect(upstreamUrl(anthropicRow, '/v1/messages?beta=true').href).toBe(
       'https://api.anthropic.com/v1/messages?beta=true',
     )
+  })
+})
+
+describe('pass-through (a provider path holdfast does not record)', () => {
+  let p: Proxy
+  beforeAll(async () => {
+    p = await startProxy()
+  })
+  afterAll(() => p.close())
+
+  it('gives the client none of the hop-by-hop or Connection-listed headers the provider sent, as the recorded path does', async () => {
+    p.fake.enqueue({
+      path: '/v1/models',
+      body: '{"data":[]}',
+      headers: {
+        connection: 'x-internal',
+        'x-internal': 'secret',
+        'proxy-authenticate': 'Basic realm="upstream"',
+        'keep-alive': 'timeout=99',
+        'request-id': 'req_pass',
+      },
+    })
+    const r = await fetch(`${p.url}/v1/models`, { headers: { authorization: 'Bearer k' } })
+    expect(r.status).toBe(200)
+    expect(await r.text()).toBe('{"data":[]}')
+    expect(r.headers.get('request-id')).toBe('req_pass')
+    for (const h of ['x-internal', 'proxy-authenticate']) expect(r.headers.get(h)).toBeNull()
+    expect(r.headers.get('keep-alive')).not.toBe('timeout=99') // Node's own keep-alive header may be there
+  })
+
+  it("sends the client's body and method unchanged, without its hop-by-hop or x-holdfast-* headers", async () => {
+    p.fake.enqueue({ path: '/v1/embeddings', body: '{"ok":true}' })
+    const body = JSON.stringify({ input: 'x'.repeat(5000) })
+    // node:http, not fetch: fetch refuses to send a Connection header.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        `${p.url}/v1/embeddings`,
+        {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            authorization: 'Bearer k',
+            connection: 'x-hop',
+            'x-hop': '1',
+            'x-holdfast-agent': 'a',
+          },
+        },
+        (res) => {
+          res.resume()
+          res.on('end', () => resolve(res.statusCode ?? 0))
+        },
+      )
+      req.on('error', reject)
+      req.end(body)
+    })
+    expect(status).toBe(200)
+    const got = p.fake.received.at(-1)!
+    expect(got.method).toBe('POST')
+    expect(got.body.toString()).toBe(body)
+    expect(got.headers['x-hop']).toBeUndefined()
+    expect(got.headers['x-holdfast-agent']).toBeUndefined()
+    expect(got.headers.authorization).toBe('Bearer k')
   })
 })

@@ -1,6 +1,6 @@
 /**
  * Runs the fake upstream as its own process, for the benchmark:
- *   node -r ./test/support/register.js test/support/fake-upstream-main.ts --port 0
+ *   node -r ./scripts/register.js test/support/fake-upstream-main.ts --port 0
  *   [--latency-ms N] [--no-cache-model]
  * Invariant: the first stdout line is `fake upstream listening on http://127.0.0.1:PORT`;
  * SIGTERM or SIGINT closes the server and exits 0.

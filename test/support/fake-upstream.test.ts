@@ -420,7 +420,7 @@ describe('scripts and plumbing', () => {
     const root = path.resolve(__dirname, '../..')
     const child = spawn(
       process.execPath,
-      ['-r', './test/support/register.js', 'test/support/fake-upstream-main.ts', '--port', '0'],
+      ['-r', './scripts/register.js', 'test/support/fake-upstream-main.ts', '--port', '0'],
       { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
     )
     const line = await new Promise<string>((resolve, reject) => {

@@ -15,7 +15,7 @@ import type { AnyPlugin } from '../../plugins/instance'
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream'
 
 export const ROOT = path.join(__dirname, '..', '..')
-export const REGISTER = path.join(ROOT, 'test', 'support', 'register.js')
+export const REGISTER = path.join(ROOT, 'scripts', 'register.js')
 export const CLI = path.join(ROOT, 'cli', 'run.ts')
 
 const testLog = () =>

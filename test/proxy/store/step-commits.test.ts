@@ -38,6 +38,9 @@ describe('step commits', () => {
     journal('a', 1, '{"x": 2.50}')
     journal('a', 2, '{"x":  12345678901234567890}')
     journal('b', 1, '{"b":1}')
+    const packs = (): string[] =>
+      fs.readdirSync(path.join(ws.repo.gitdir, 'objects', 'pack')).filter((f) => f.endsWith('.pack'))
+    const before = packs().length // the starter config's own pack
     const { oids, failed } = await commitSteps(ws.repo, ws.journalDir, [
       { agent: 'a', n: 1, model: 'm' },
       { agent: 'a', n: 2, model: 'm' },
@@ -55,9 +58,10 @@ describe('step commits', () => {
       'meta.json\nrequest.json\n',
     )
     expect(git(ws.repo.gitdir, 'show', 'agents/b:steps/b/001/request.json')).toBe('{"b":1}')
+    expect(packs()).toHaveLength(before + 1)
     expect(
-      fs.readdirSync(path.join(ws.repo.gitdir, 'objects', 'pack')).filter((f) => f.endsWith('.pack')),
-    ).toHaveLength(1)
+      fs.readdirSync(path.join(ws.repo.gitdir, 'objects')).filter((d) => /^[0-9a-f]{2}$/.test(d)),
+    ).toEqual([]) // no loose objects: one writer, packs only
     git(ws.repo.gitdir, 'fsck', '--strict')
   })
 

@@ -1,5 +1,5 @@
 /**
- * A CommonJS require hook: `node -r ./test/support/register.js file.ts` runs TypeScript without a build.
+ * A CommonJS require hook: `node -r ./scripts/register.js file.ts` runs TypeScript without a build.
  * Each `.ts` file outside node_modules is compiled by @swc/core (TypeScript syntax, es2022, CommonJS,
  * inline source maps, so stack traces point at .ts lines). Invariant: types are stripped, never checked.
  */

@@ -1,6 +1,6 @@
 /**
  * Tests of the require hook that lets tests and the benchmark run `.ts` files in a plain node process.
- * Invariant: `node -r ./test/support/register.js` loads TypeScript with stack traces on .ts lines.
+ * Invariant: `node -r ./scripts/register.js` loads TypeScript with stack traces on .ts lines.
  */
 import { execFile } from 'node:child_process'
 import * as path from 'node:path'
@@ -11,7 +11,7 @@ const root = path.resolve(__dirname, '../..')
 async function runNode(script: string): Promise<string> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['-r', './test/support/register.js', '-e', script],
+    ['-r', './scripts/register.js', '-e', script],
     { cwd: root },
   )
   return stdout

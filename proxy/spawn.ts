@@ -1,0 +1,82 @@
+/**
+ * The one place holdfast decides what a child process inherits. Every child — git, a dispatcher,
+ * a detached serve or cohort, the command `holdfast run` starts, an MCP tool host — gets this
+ * process's environment without git's repository-locating variables (GIT_DIR, GIT_INDEX_FILE, …,
+ * what `git rev-parse --local-env-vars` lists), so a child started from inside a git hook never
+ * reads or writes the hook's repository; git itself gets only an allowlist. Invariant: no module
+ * but this one calls `child_process.spawn` (simple-git and the MCP SDK spawn their own children,
+ * with an environment from here).
+ */
+import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process'
+
+/** What git strips before running git in another repository (git 2.39, `rev-parse --local-env-vars`). */
+export const GIT_LOCAL_ENV = [
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_CONFIG',
+  'GIT_CONFIG_PARAMETERS',
+  'GIT_CONFIG_COUNT',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_IMPLICIT_WORK_TREE',
+  'GIT_GRAFT_FILE',
+  'GIT_INDEX_FILE',
+  'GIT_NO_REPLACE_OBJECTS',
+  'GIT_REPLACE_REF_BASE',
+  'GIT_PREFIX',
+  'GIT_SHALLOW_FILE',
+  'GIT_COMMON_DIR',
+  'GIT_QUARANTINE_PATH',
+  'GIT_NAMESPACE',
+]
+
+const isGitLocal = (key: string): boolean =>
+  GIT_LOCAL_ENV.includes(key) || /^GIT_CONFIG_(KEY|VALUE)_\d+$/.test(key)
+
+/** Remove git's repository-locating variables from an environment, in place (this process's by default). */
+export function stripGitEnv(env: NodeJS.ProcessEnv = process.env): void {
+  for (const key of Object.keys(env)) if (isGitLocal(key)) delete env[key]
+}
+
+/** This process's environment without git's repository-locating variables, `drop` removed, `add` added. */
+export function childEnv(
+  add: Readonly<Record<string, string>> = {},
+  drop: readonly string[] = [],
+): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !isGitLocal(k) && !drop.includes(k)) env[k] = v
+  return { ...env, ...add }
+}
+
+/** The variables git itself runs with (PATH, HOME, locale, TMPDIR, TZ…): nothing from a hook redirects it. */
+const GIT_KEEP = new Set([
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LANGUAGE',
+  'TMPDIR',
+  'TZ',
+  'XDG_CONFIG_HOME',
+  'SYSTEMROOT',
+  'COMSPEC',
+])
+
+export function gitEnv(): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && (GIT_KEEP.has(key.toUpperCase()) || key.startsWith('LC_'))) env[key] = value
+  }
+  return env
+}
+
+/** Start `command` with `args`; its environment is `childEnv(opts.env)` (opts.env adds to it). */
+export function spawnChild(
+  command: string,
+  args: readonly string[],
+  opts: Omit<SpawnOptions, 'env'> & { env?: Readonly<Record<string, string>> } = {},
+): ChildProcess {
+  return spawn(command, args, { ...opts, env: childEnv(opts.env) })
+}
