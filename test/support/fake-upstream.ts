@@ -7,6 +7,7 @@
 import * as http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import * as zlib from 'node:zlib'
+import { canonical, pad, splitText, type Json, type JsonObject } from './fake-wire'
 
 export interface Received {
   method: string
@@ -80,8 +81,6 @@ const BYTES_PER_TOKEN = 4
 const CACHE_ENTRIES = 32
 
 type Dialect = 'anthropic' | 'openai'
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
-type JsonObject = { [key: string]: Json }
 
 interface Exchange {
   req: http.IncomingMessage
@@ -662,19 +661,6 @@ function modelList(dialect: Dialect): object {
   }
 }
 
-/** JSON with sorted keys and every `cache_control` removed: markers never change the cached prefix. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  if (value !== null && typeof value === 'object') {
-    const object = value as Record<string, unknown>
-    const keys = Object.keys(object)
-      .filter((key) => key !== 'cache_control' && object[key] !== undefined)
-      .sort()
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(object[key])}`).join(',')}}`
-  }
-  return JSON.stringify(value) ?? 'null'
-}
-
 function hasCacheControl(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(hasCacheControl)
   if (value === null || typeof value !== 'object') return false
@@ -702,14 +688,4 @@ function commonPrefix(a: Buffer, b: Buffer): number {
   }
   while (i < n && a[i] === b[i]) i++
   return i
-}
-
-/** The reply split into word-sized deltas, as a provider streams it. */
-function splitText(text: string): string[] {
-  const pieces = text.match(/\s*\S+\s*/g)
-  return pieces === null ? [text] : pieces
-}
-
-function pad(n: number): string {
-  return String(n).padStart(6, '0')
 }
