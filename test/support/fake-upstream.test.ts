@@ -353,11 +353,269 @@ describe('openai dialect', () => {
     const page = await openai.models.list()
     expect(page.data.map((m) => m.id)).toEqual(['gpt-fake-1', 'gpt-fake-2'])
   })
+})
 
-  test('responses.create gets a minimal completed response', async () => {
-    const response = await openai.responses.create({ model: 'gpt-fake-1', input: 'Hello' })
-    expect(response.status).toBe('completed')
-    expect(response.output_text).toBe(DEFAULT_TEXT)
+describe('responses dialect', () => {
+  const ask = { model: 'gpt-fake-1', input: 'Hello' }
+  const instructions = 'You are a careful coding agent. '.repeat(40)
+  const tools = [
+    {
+      type: 'function' as const,
+      name: 'exec_command',
+      description: 'Runs a shell command',
+      parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] },
+      strict: false,
+    },
+  ]
+
+  /** The SSE events of a raw streamed answer, as `event:` name and parsed `data:`. */
+  function parseSse(body: Buffer): { name: string; data: { type: string; sequence_number: number } }[] {
+    return body
+      .toString()
+      .split('\n\n')
+      .filter((frame) => frame.length > 0)
+      .map((frame) => {
+        const [eventLine, dataLine] = frame.split('\n')
+        return {
+          name: eventLine!.replace(/^event: /, ''),
+          data: JSON.parse(dataLine!.replace(/^data: /, '')),
+        }
+      })
+  }
+
+  test('a non-stream response is a real-shaped response object with usage and an x-request-id', async () => {
+    const { data, response } = await openai.responses.create(ask).withResponse()
+    expect(data).toMatchObject({
+      object: 'response',
+      status: 'completed',
+      model: 'gpt-fake-1',
+      error: null,
+      output: [
+        {
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: DEFAULT_TEXT, annotations: [] }],
+        },
+      ],
+    })
+    expect(data.id).toMatch(/^resp_/)
+    expect(data.output[0]!.id).toMatch(/^msg_/)
+    expect(data.output_text).toBe(DEFAULT_TEXT)
+    const usage = data.usage!
+    expect(usage.input_tokens).toBeGreaterThan(0)
+    expect(usage.input_tokens_details.cached_tokens).toBe(0)
+    expect(usage.output_tokens).toBe(Math.ceil(DEFAULT_TEXT.length / 4))
+    expect(usage.output_tokens_details.reasoning_tokens).toBe(0)
+    expect(usage.total_tokens).toBe(usage.input_tokens + usage.output_tokens)
+    expect(response.headers.get('x-request-id')).toMatch(/^req_/)
+  })
+
+  test('a streamed response sends the real event sequence, numbered from 0, and the text in deltas', async () => {
+    const stream = await openai.responses.create({ ...ask, stream: true })
+    const types: string[] = []
+    const numbers: number[] = []
+    let text = ''
+    let completed: OpenAI.Responses.Response | undefined
+    for await (const event of stream) {
+      types.push(event.type)
+      numbers.push(event.sequence_number)
+      if (event.type === 'response.output_text.delta') text += event.delta
+      if (event.type === 'response.completed') completed = event.response
+    }
+    const deltas = types.filter((t) => t === 'response.output_text.delta').length
+    expect(deltas).toBeGreaterThanOrEqual(3)
+    expect(types).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      ...Array<string>(deltas).fill('response.output_text.delta'),
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ])
+    expect(numbers).toEqual(types.map((_, i) => i))
+    expect(text).toBe(DEFAULT_TEXT)
+    expect(completed).toMatchObject({ status: 'completed', output: [{ type: 'message' }] })
+    expect(completed?.usage?.output_tokens).toBe(Math.ceil(DEFAULT_TEXT.length / 4))
+  })
+
+  test('the raw stream names each event as its type, starts in_progress and ends without [DONE]', async () => {
+    const res = await raw('POST', `${fake.openaiBaseUrl}/responses`, JSON.stringify({ ...ask, stream: true }))
+    expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8')
+    const events = parseSse(res.body)
+    for (const { name, data } of events) expect(name).toBe(data.type)
+    expect(events[0]!.data).toMatchObject({ response: { status: 'in_progress', output: [], usage: null } })
+    expect(events.at(-1)!.name).toBe('response.completed')
+    expect(res.body.toString()).not.toContain('[DONE]')
+  })
+
+  test('responses.stream() accumulates the final response and emits text snapshots', async () => {
+    const snapshots: string[] = []
+    const stream = openai.responses.stream(ask).on('response.output_text.delta', (event) => {
+      snapshots.push(event.snapshot)
+    })
+    const final = await stream.finalResponse()
+    expect(final.output_text).toBe(DEFAULT_TEXT)
+    expect(snapshots.at(-1)).toBe(DEFAULT_TEXT)
+    expect(final.usage?.total_tokens).toBeGreaterThan(0)
+  })
+
+  test('a second request sharing tools, instructions and the input prefix reads the cache', async () => {
+    const first = await openai.responses.create({ ...ask, tools, instructions })
+    expect(first.usage?.input_tokens_details.cached_tokens).toBe(0)
+    const second = await openai.responses.create({
+      ...ask,
+      tools,
+      instructions,
+      input: [
+        { role: 'user', content: 'Hello' },
+        { role: 'assistant', content: first.output_text },
+        { role: 'user', content: 'More' },
+      ],
+    })
+    expect(second.usage?.input_tokens_details.cached_tokens).toBeGreaterThan(300)
+    expect(second.usage!.input_tokens_details.cached_tokens).toBeLessThan(second.usage!.input_tokens)
+
+    // Tools come first: new instructions keep only the tools' share of the prefix.
+    const otherInstructions = await openai.responses.create({
+      ...ask,
+      tools,
+      instructions: `Be terse. ${instructions}`,
+    })
+    const toolsOnly = otherInstructions.usage!.input_tokens_details.cached_tokens
+    expect(toolsOnly).toBeGreaterThan(20)
+    expect(toolsOnly).toBeLessThan(100)
+    const noTools = await openai.responses.create({ ...ask, instructions })
+    expect(noTools.usage?.input_tokens_details.cached_tokens).toBeLessThan(5)
+  })
+
+  test('a string input or string content reads the same cache as input_text parts', async () => {
+    await openai.responses.create({ ...ask, instructions })
+    const again = await openai.responses.create({
+      ...ask,
+      instructions,
+      input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }],
+    })
+    expect(again.usage!.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+      again.usage!.input_tokens - 1,
+    )
+  })
+
+  test('another prompt_cache_key or reasoning effort shares no cache with the same prefix', async () => {
+    const keyed = { ...ask, instructions, prompt_cache_key: 'session-a' }
+    await openai.responses.create(keyed)
+    const same = await openai.responses.create(keyed)
+    expect(same.usage!.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+      same.usage!.input_tokens - 1,
+    )
+    const otherKey = await openai.responses.create({ ...keyed, prompt_cache_key: 'session-b' })
+    expect(otherKey.usage?.input_tokens_details.cached_tokens).toBe(0)
+    const otherEffort = await openai.responses.create({ ...keyed, reasoning: { effort: 'high' } })
+    expect(otherEffort.usage?.input_tokens_details.cached_tokens).toBe(0)
+  })
+
+  test('previous_response_id continues a stored response, whose input and output count as cached prefix', async () => {
+    const first = await openai.responses.create({ ...ask, instructions })
+    const next = await openai.responses.create({
+      model: 'gpt-fake-1',
+      instructions,
+      previous_response_id: first.id,
+      input: 'And then?',
+    })
+    expect(next.previous_response_id).toBe(first.id)
+    expect(next.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens)
+    expect(next.usage?.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+      first.usage!.input_tokens - 1,
+    )
+  })
+
+  test('an unknown or unstored previous_response_id is a 400 previous_response_not_found', async () => {
+    const unstored = await openai.responses.create({ ...ask, store: false })
+    for (const id of ['resp_nope', unstored.id]) {
+      const err = await openai.responses.create({ ...ask, previous_response_id: id }).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError)
+      const apiError = err as InstanceType<typeof OpenAI.APIError>
+      expect(apiError.code).toBe('previous_response_not_found')
+      expect(apiError.param).toBe('previous_response_id')
+      expect(apiError.message).toContain(`Previous response with id '${id}' not found.`)
+    }
+  })
+
+  test('scripted function calls are function_call items with call_id, name and JSON arguments', async () => {
+    fake.enqueue({
+      toolCalls: [
+        { name: 'exec_command', arguments: { cmd: 'echo hi' } },
+        { name: 'view_image', arguments: '{"path":"a.png"}' },
+      ],
+    })
+    const response = await openai.responses.create({ ...ask, tools })
+    expect(response.output).toMatchObject([
+      { type: 'function_call', status: 'completed', name: 'exec_command', arguments: '{"cmd":"echo hi"}' },
+      { type: 'function_call', status: 'completed', name: 'view_image', arguments: '{"path":"a.png"}' },
+    ])
+    const calls = response.output as OpenAI.Responses.ResponseFunctionToolCall[]
+    expect(calls[0]!.call_id).toMatch(/^call_/)
+    expect(calls[0]!.id).toMatch(/^fc_/)
+    expect(new Set(calls.map((c) => c.call_id)).size).toBe(2)
+    expect(response.output_text).toBe('')
+  })
+
+  test('a streamed function call arrives as argument deltas the SDK reassembles, after the scripted text', async () => {
+    const args = { cmd: 'ls -la /tmp && echo a-longer-command' }
+    fake.enqueue({ text: 'Listing files.', toolCalls: [{ name: 'exec_command', arguments: args }] })
+    const types: string[] = []
+    const stream = openai.responses.stream({ ...ask, tools }).on('event', (event) => {
+      types.push(event.type)
+    })
+    const final = await stream.finalResponse()
+    expect(final.output.map((item) => item.type)).toEqual(['message', 'function_call'])
+    expect(final.output_text).toBe('Listing files.')
+    const call = final.output[1] as OpenAI.Responses.ResponseFunctionToolCall
+    expect(JSON.parse(call.arguments)).toEqual(args)
+    expect(types.filter((t) => t === 'response.function_call_arguments.delta').length).toBeGreaterThan(1)
+    expect(types).toContain('response.function_call_arguments.done')
+    expect(types.at(-1)).toBe('response.completed')
+  })
+
+  test('a scripted 429 surfaces as RateLimitError with the openai error envelope', async () => {
+    fake.enqueue({ path: '/v1/responses', status: 429, errorMessage: 'Rate limit reached' })
+    const err = await openai.responses.create(ask).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError)
+    expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe('rate_limit_exceeded')
+    expect((err as Error).message).toContain('Rate limit reached')
+  })
+
+  test('a failMidStream script cuts the stream before response.completed; the cut is not an abort', async () => {
+    fake.enqueue({ failMidStream: true })
+    const stream = await openai.responses.create({ ...ask, stream: true })
+    const seen: string[] = []
+    const err = await (async () => {
+      for await (const event of stream) seen.push(event.type)
+    })().catch((e: unknown) => e)
+    expect((err as Error).message).toBe('terminated')
+    expect(seen).toContain('response.created')
+    expect(seen).not.toContain('response.completed')
+    expect(fake.aborted).toBe(0)
+  })
+
+  test('a hanging responses request aborted by the client is counted in aborted', async () => {
+    fake.enqueue({ hang: true })
+    const controller = new AbortController()
+    const pending = openai.responses.create(ask, { signal: controller.signal }).catch((e: unknown) => e)
+    await waitFor(() => fake.received.length === 1)
+    controller.abort()
+    expect(await pending).toBeInstanceOf(OpenAI.APIUserAbortError)
+    await waitFor(() => fake.aborted === 1)
+  })
+
+  test('delayMs and chunkDelayMs slow a streamed response as they do the other dialects', async () => {
+    fake.enqueue({ delayMs: 40, chunkDelayMs: 5 })
+    const started = Date.now()
+    await openai.responses.stream(ask).finalResponse()
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40 + 5 * 10)
   })
 })
 

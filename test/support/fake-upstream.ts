@@ -1,13 +1,33 @@
 /**
- * A fake model provider for integration tests and the benchmark: speaks the anthropic (`/v1/messages`)
- * and openai (`/v1/chat/completions`) dialects over node:http on 127.0.0.1, with scripted failures.
+ * A fake model provider for integration tests and the benchmark: speaks the anthropic (`/v1/messages`),
+ * openai (`/v1/chat/completions`) and responses (`/v1/responses`, in fake-responses.ts) dialects over
+ * node:http on 127.0.0.1, with scripted failures and function calls.
  * Invariant: every request is pushed to `received` (exact body bytes) before any byte of its answer.
  * Usage is deterministic (~4 bytes a token); cache reads are the prefix shared with an earlier request.
  */
 import * as http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import * as zlib from 'node:zlib'
-import { canonical, pad, splitText, type Json, type JsonObject } from './fake-wire'
+import {
+  inputItems,
+  outputItems,
+  responseEvents,
+  responseObject,
+  responsesCacheKey,
+  responsesRendering,
+  ResponsesStore,
+} from './fake-responses'
+import {
+  canonical,
+  pad,
+  splitText,
+  tokensOf,
+  type Json,
+  type JsonObject,
+  type ScriptedToolCall,
+} from './fake-wire'
+
+export type { ScriptedToolCall } from './fake-wire'
 
 export interface Received {
   method: string
@@ -41,8 +61,10 @@ export interface Script {
   failMidStream?: boolean
   /** Never answer; a client that goes away is counted in `aborted`. */
   hang?: boolean
-  /** The reply text. */
+  /** The reply text; with `toolCalls` and no `text`, the answer is only the calls. */
   text?: string
+  /** Function calls the answer makes, in order (responses function_call items). */
+  toolCalls?: ScriptedToolCall[]
   /** HTTP trailers sent after an event stream (declared in a `trailer` header). */
   trailers?: Record<string, string>
 }
@@ -60,7 +82,7 @@ export interface FakeUpstream {
   enqueue(script: Script): void
   /** Requests whose client went away before the response finished (the fake's own cuts excluded). */
   readonly aborted: number
-  /** Forgets received requests, queued scripts, the abort count and the prompt cache. */
+  /** Forgets received requests, queued scripts, the abort count, the prompt cache and stored responses. */
   reset(): void
   /** Closes the server and every socket, hanging requests included. */
   close(): Promise<void>
@@ -128,6 +150,8 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
   const received: Received[] = []
   const queue: QueuedScript[] = []
   const cache = new Map<string, Buffer[]>()
+  /** Responses created with `store` not false, for `previous_response_id`. */
+  const stored = new ResponsesStore()
   /** The last body seen on each path and its rendering: a repeated 1 MB body is not re-rendered. */
   const lastRendering = new Map<string, { body: Buffer; rendering: Buffer }>()
   const sockets = new Set<Socket>()
@@ -405,34 +429,32 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
 
   async function openaiResponses(ex: Exchange, request: JsonObject): Promise<void> {
     const model = typeof request.model === 'string' ? request.model : 'gpt-fake-1'
-    const text = ex.script?.text ?? DEFAULT_TEXT
-    const inputTokens = Math.ceil(ex.body.length / BYTES_PER_TOKEN)
-    const outputTokens = Math.ceil(Buffer.byteLength(text) / BYTES_PER_TOKEN)
-    return sendJson(ex, 'openai', {
-      id: `resp_fake${pad(ex.seq)}`,
-      object: 'response',
-      created_at: Math.floor(Date.now() / 1000),
-      status: 'completed',
-      error: null,
-      incomplete_details: null,
+    const previousId = request.previous_response_id
+    const previous = typeof previousId === 'string' ? stored.get(previousId) : []
+    if (previous === undefined) {
+      return sendError(ex, 'openai', 400, `Previous response with id '${String(previousId)}' not found.`, {
+        param: 'previous_response_id',
+        code: 'previous_response_not_found',
+      })
+    }
+    const context = [...previous, ...inputItems(request.input)]
+    const rendering = renderingOf(ex, () => responsesRendering(request, context))
+    const inputTokens = tokensOf(rendering)
+    const toolCalls = ex.script?.toolCalls ?? []
+    const answer = {
+      request,
       model,
-      output: [
-        {
-          type: 'message',
-          id: `msg_fake${pad(ex.seq)}`,
-          status: 'completed',
-          role: 'assistant',
-          content: [{ type: 'output_text', text, annotations: [] }],
-        },
-      ],
-      usage: {
-        input_tokens: inputTokens,
-        input_tokens_details: { cached_tokens: 0 },
-        output_tokens: outputTokens,
-        output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: inputTokens + outputTokens,
-      },
-    })
+      seq: ex.seq,
+      text: ex.script?.text ?? (toolCalls.length > 0 ? undefined : DEFAULT_TEXT),
+      toolCalls,
+      inputTokens,
+      cachedTokens: Math.min(inputTokens, cacheTokens(responsesCacheKey(model, request), rendering)),
+    }
+    const output = outputItems(answer)
+    const response = responseObject(answer, output)
+    if (request.store !== false) stored.put(response.id as string, [...context, ...inputItems(output)])
+    if (request.stream !== true) return sendJson(ex, 'openai', response)
+    return sendEvents(ex, 'openai', responseEvents(response))
   }
 
   function baseHeaders(ex: Exchange, dialect: Dialect): http.OutgoingHttpHeaders {
@@ -466,7 +488,13 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
     return sendBody(ex, ex.script?.status ?? 200, baseHeaders(ex, dialect), JSON.stringify(value))
   }
 
-  function sendError(ex: Exchange, dialect: Dialect, status: number, message?: string): Promise<void> {
+  function sendError(
+    ex: Exchange,
+    dialect: Dialect,
+    status: number,
+    message?: string,
+    openaiFields: { param?: string; code?: string } = {},
+  ): Promise<void> {
     const headers = baseHeaders(ex, dialect)
     const text = message ?? `scripted ${status} from the fake upstream`
     if (dialect === 'anthropic') {
@@ -478,7 +506,14 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
       type: status >= 500 ? 'server_error' : 'invalid_request_error',
       code: null,
     }
-    const body = { error: { message: text, type: kind.type, param: null, code: kind.code } }
+    const body = {
+      error: {
+        message: text,
+        type: kind.type,
+        param: openaiFields.param ?? null,
+        code: openaiFields.code ?? kind.code,
+      },
+    }
     return sendBody(ex, status, headers, JSON.stringify(body))
   }
 
@@ -581,6 +616,7 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
           received.length = 0
           queue.length = 0
           cache.clear()
+          stored.clear()
           lastRendering.clear()
           aborted = 0
         },
