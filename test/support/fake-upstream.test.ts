@@ -240,6 +240,30 @@ describe('anthropic dialect', () => {
     await waitFor(() => fake.aborted === 1)
   })
 
+  test('scripted tool calls are tool_use blocks after the text, with stop_reason tool_use', async () => {
+    fake.enqueue({ text: 'Let me look.', toolCalls: [{ name: 'lookup', arguments: { q: 'holdfast' } }] })
+    const message = await anthropic.messages.create(hello)
+    expect(message.stop_reason).toBe('tool_use')
+    expect(message.content).toMatchObject([
+      { type: 'text', text: 'Let me look.' },
+      { type: 'tool_use', name: 'lookup', input: { q: 'holdfast' } },
+    ])
+    expect((message.content[1] as Anthropic.ToolUseBlock).id).toMatch(/^toolu_/)
+  })
+
+  test('a streamed tool call arrives as input_json_delta pieces the SDK parses into its input', async () => {
+    const input = { cmd: 'ls -la /tmp && echo a-longer-command' }
+    fake.enqueue({ toolCalls: [{ name: 'exec_command', arguments: input }] })
+    const types: string[] = []
+    const stream = anthropic.messages.stream(hello).on('streamEvent', (event) => {
+      types.push(event.type)
+    })
+    const message = await stream.finalMessage()
+    expect(message.content).toMatchObject([{ type: 'tool_use', name: 'exec_command', input }])
+    expect(message.stop_reason).toBe('tool_use')
+    expect(types.filter((t) => t === 'content_block_delta').length).toBeGreaterThan(1)
+  })
+
   test('the models list is in the anthropic dialect when anthropic-version is sent', async () => {
     const page = await anthropic.models.list()
     expect(page.data.map((m) => m.id)).toEqual(['claude-fake-1', 'claude-fake-2'])
@@ -347,6 +371,31 @@ describe('openai dialect', () => {
     const done = await retrying.chat.completions.create(chat)
     expect(done.choices[0]?.message.content).toBe(DEFAULT_TEXT)
     expect(fake.received.map((r) => r.headers['x-stainless-retry-count'])).toEqual(['0', '1', '2'])
+  })
+
+  test('scripted tool calls are tool_calls with finish_reason tool_calls and null content', async () => {
+    fake.enqueue({ toolCalls: [{ name: 'lookup', arguments: { q: 'holdfast' } }, { name: 'noop' }] })
+    const completion = await openai.chat.completions.create(chat)
+    const choice = completion.choices[0]!
+    expect(choice.finish_reason).toBe('tool_calls')
+    expect(choice.message.content).toBeNull()
+    expect(choice.message.tool_calls).toMatchObject([
+      { type: 'function', function: { name: 'lookup', arguments: '{"q":"holdfast"}' } },
+      { type: 'function', function: { name: 'noop', arguments: '{}' } },
+    ])
+    expect(choice.message.tool_calls![0]!.id).toMatch(/^call_/)
+  })
+
+  test('streamed tool calls arrive as indexed argument deltas the SDK reassembles', async () => {
+    const args = { cmd: 'ls -la /tmp && echo a-longer-command' }
+    fake.enqueue({ text: 'Running it.', toolCalls: [{ name: 'exec_command', arguments: args }] })
+    const completion = await openai.chat.completions.stream(chat).finalChatCompletion()
+    const message = completion.choices[0]!.message
+    expect(completion.choices[0]!.finish_reason).toBe('tool_calls')
+    expect(message.content).toBe('Running it.')
+    const call = message.tool_calls![0] as OpenAI.Chat.ChatCompletionMessageFunctionToolCall
+    expect(call.function.name).toBe('exec_command')
+    expect(JSON.parse(call.function.arguments)).toEqual(args)
   })
 
   test('the models list is in the openai dialect without anthropic-version', async () => {

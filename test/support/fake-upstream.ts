@@ -18,8 +18,11 @@ import {
   ResponsesStore,
 } from './fake-responses'
 import {
+  argumentsObject,
+  argumentsText,
   canonical,
   pad,
+  splitArguments,
   splitText,
   tokensOf,
   type Json,
@@ -63,7 +66,7 @@ export interface Script {
   hang?: boolean
   /** The reply text; with `toolCalls` and no `text`, the answer is only the calls. */
   text?: string
-  /** Function calls the answer makes, in order (responses function_call items). */
+  /** Function calls the answer makes, in order (anthropic tool_use, openai tool_calls, responses function_call). */
   toolCalls?: ScriptedToolCall[]
   /** HTTP trailers sent after an event stream (declared in a `trailer` header). */
   trailers?: Record<string, string>
@@ -281,7 +284,14 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
 
   async function anthropicMessages(ex: Exchange, request: JsonObject): Promise<void> {
     const model = typeof request.model === 'string' ? request.model : 'claude-fake-1'
-    const text = ex.script?.text ?? DEFAULT_TEXT
+    const toolCalls = ex.script?.toolCalls ?? []
+    const text = ex.script?.text ?? (toolCalls.length > 0 ? undefined : DEFAULT_TEXT)
+    const toolUses = toolCalls.map((call, i) => ({
+      type: 'tool_use',
+      id: `toolu_fake${pad(ex.seq)}_${i}`,
+      name: call.name,
+      input: argumentsObject(call),
+    }))
     const rendering = renderingOf(
       ex,
       () =>
@@ -292,7 +302,9 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
     const total = Math.ceil(rendering.length / BYTES_PER_TOKEN)
     const read = Math.min(total, cacheTokens(`anthropic\0${model}`, rendering))
     const creation = cacheModel && hasCacheControl(request) ? total - read : 0
-    const outputTokens = Math.ceil(Buffer.byteLength(text) / BYTES_PER_TOKEN)
+    const outputTokens =
+      tokensOf(text ?? '') + toolCalls.reduce((n, c) => n + tokensOf(c.name + argumentsText(c)), 0)
+    const stopReason = toolCalls.length > 0 ? 'tool_use' : 'end_turn'
     const usage = {
       input_tokens: total - read - creation,
       cache_creation_input_tokens: creation,
@@ -306,39 +318,52 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
       type: 'message',
       role: 'assistant',
       model,
-      content: [{ type: 'text', text }],
-      stop_reason: 'end_turn',
+      content: [...(text === undefined ? [] : [{ type: 'text', text }]), ...toolUses],
+      stop_reason: stopReason,
       stop_sequence: null,
       usage,
     }
     if (request.stream !== true) return sendJson(ex, 'anthropic', message)
 
     const event = (name: string, data: unknown): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
-    const deltas = splitText(text).map((piece) =>
-      event('content_block_delta', {
-        type: 'content_block_delta',
-        index: 0,
-        delta: { type: 'text_delta', text: piece },
-      }),
-    )
+    const block = (index: number, start: object, deltas: object[]): string[] => [
+      event('content_block_start', { type: 'content_block_start', index, content_block: start }),
+      ...deltas.map((delta) => event('content_block_delta', { type: 'content_block_delta', index, delta })),
+      event('content_block_stop', { type: 'content_block_stop', index }),
+    ]
+    const blocks = [
+      ...(text === undefined
+        ? []
+        : [
+            block(
+              0,
+              { type: 'text', text: '' },
+              splitText(text).map((piece) => ({ type: 'text_delta', text: piece })),
+            ),
+          ]),
+      ...toolUses.map((use, i) =>
+        block(
+          i + (text === undefined ? 0 : 1),
+          { ...use, input: {} },
+          splitArguments(JSON.stringify(use.input)).map((piece) => ({
+            type: 'input_json_delta',
+            partial_json: piece,
+          })),
+        ),
+      ),
+    ]
+    // A keep-alive comment after the first delta, as long answers carry them.
+    blocks[0]?.splice(2, 0, ': keep-alive\n\n')
     const events = [
       event('message_start', {
         type: 'message_start',
         message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
       }),
       'event: ping\ndata: {"type": "ping"}\n\n',
-      event('content_block_start', {
-        type: 'content_block_start',
-        index: 0,
-        content_block: { type: 'text', text: '' },
-      }),
-      ...deltas.slice(0, 1),
-      ': keep-alive\n\n',
-      ...deltas.slice(1),
-      event('content_block_stop', { type: 'content_block_stop', index: 0 }),
+      ...blocks.flat(),
       event('message_delta', {
         type: 'message_delta',
-        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        delta: { stop_reason: stopReason, stop_sequence: null },
         usage: { output_tokens: outputTokens },
       }),
       event('message_stop', { type: 'message_stop' }),
@@ -348,14 +373,23 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
 
   async function openaiChat(ex: Exchange, request: JsonObject): Promise<void> {
     const model = typeof request.model === 'string' ? request.model : 'gpt-fake-1'
-    const text = ex.script?.text ?? DEFAULT_TEXT
+    const scripted = ex.script?.toolCalls ?? []
+    const text = ex.script?.text ?? (scripted.length > 0 ? null : DEFAULT_TEXT)
+    const toolCalls = scripted.map((call, i) => ({
+      id: `call_fake${pad(ex.seq)}_${i}`,
+      type: 'function',
+      function: { name: call.name, arguments: argumentsText(call) },
+    }))
+    const finish = toolCalls.length > 0 ? 'tool_calls' : 'stop'
     const rendering = renderingOf(
       ex,
       () => canonical(request.tools ?? []) + canonical(request.messages ?? []),
     )
     const promptTokens = Math.ceil(rendering.length / BYTES_PER_TOKEN)
     const cached = Math.min(promptTokens, cacheTokens(`openai\0${model}`, rendering))
-    const completionTokens = Math.ceil(Buffer.byteLength(text) / BYTES_PER_TOKEN)
+    const completionTokens =
+      tokensOf(text ?? '') +
+      toolCalls.reduce((n, c) => n + tokensOf(c.function.name + c.function.arguments), 0)
     const usage = {
       prompt_tokens: promptTokens,
       completion_tokens: completionTokens,
@@ -379,9 +413,15 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
         choices: [
           {
             index: 0,
-            message: { role: 'assistant', content: text, refusal: null, annotations: [] },
+            message: {
+              role: 'assistant',
+              content: text,
+              refusal: null,
+              annotations: [],
+              ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+            },
             logprobs: null,
-            finish_reason: 'stop',
+            finish_reason: finish,
           },
         ],
         usage,
@@ -414,13 +454,30 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
       logprobs: null,
       finish_reason: finish,
     })
-    const pieces = splitText(text).map((piece) => chunk([choice({ content: piece }, null)]))
+    const pieces = [
+      ...(text === null ? [] : splitText(text).map((piece) => chunk([choice({ content: piece }, null)]))),
+      ...toolCalls.flatMap((call, index) => [
+        chunk([
+          choice(
+            {
+              tool_calls: [
+                { index, id: call.id, type: 'function', function: { ...call.function, arguments: '' } },
+              ],
+            },
+            null,
+          ),
+        ]),
+        ...splitArguments(call.function.arguments).map((piece) =>
+          chunk([choice({ tool_calls: [{ index, function: { arguments: piece } }] }, null)]),
+        ),
+      ]),
+    ]
     const events = [
-      chunk([choice({ role: 'assistant', content: '', refusal: null }, null)]),
+      chunk([choice({ role: 'assistant', content: text === null ? null : '', refusal: null }, null)]),
       ...pieces.slice(0, 1),
       ': keep-alive\n\n',
       ...pieces.slice(1),
-      chunk([choice({}, 'stop')]),
+      chunk([choice({}, finish)]),
       ...(includeUsage ? [chunk([], { usage })] : []),
       'data: [DONE]\n\n',
     ]

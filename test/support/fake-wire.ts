@@ -42,6 +42,14 @@ export function argumentsText(call: ScriptedToolCall): string {
   return typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {})
 }
 
+/** A call's arguments as an object (anthropic's `input`); scripted JSON text must parse to one. */
+export function argumentsObject(call: ScriptedToolCall): JsonObject {
+  const value: unknown = typeof call.arguments === 'string' ? JSON.parse(call.arguments) : call.arguments
+  if (value === undefined) return {}
+  if (!isObject(value)) throw new Error(`scripted arguments of ${call.name} are not a JSON object`)
+  return value
+}
+
 /** JSON text cut into pieces of at most 16 characters, as providers stream arguments. */
 export function splitArguments(text: string): string[] {
   const pieces: string[] = []
