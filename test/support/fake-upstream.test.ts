@@ -5,6 +5,8 @@
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { spawn } from 'node:child_process'
+import * as fs from 'node:fs'
+import * as os from 'node:os'
 import * as http from 'node:http'
 import * as path from 'node:path'
 import * as zlib from 'node:zlib'
@@ -721,6 +723,50 @@ describe('scripts and plumbing', () => {
     await other.close()
     expect(await pending).toBeInstanceOf(Anthropic.APIConnectionError)
     expect(other.aborted).toBe(0)
+  })
+
+  test('the runnable entry takes --script answers and --record writes each request with its key redacted', async () => {
+    const root = path.resolve(__dirname, '../..')
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fake-record-'))
+    const child = spawn(
+      process.execPath,
+      [
+        '-r',
+        './test/support/register.js',
+        'test/support/fake-upstream-main.ts',
+        '--port',
+        '0',
+        '--script',
+        JSON.stringify({ toolCalls: [{ name: 'exec_command', arguments: { cmd: 'ls' } }] }),
+        '--record',
+        dir,
+      ],
+      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().split('\n')[0]!))
+        child.once('error', reject)
+      })
+      const url = /(http:\/\/127\.0\.0\.1:\d+)$/.exec(line)![1]!
+      const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'sk-secret', maxRetries: 0 })
+      const response = await client.responses.create({ model: 'gpt-fake-1', input: 'Hello' })
+      expect(response.output[0]).toMatchObject({ type: 'function_call', name: 'exec_command' })
+      expect(fs.readdirSync(dir)).toEqual(['001-POST-v1-responses.json'])
+      const recorded = JSON.parse(fs.readFileSync(path.join(dir, '001-POST-v1-responses.json'), 'utf8'))
+      expect(recorded).toMatchObject({
+        method: 'POST',
+        url: '/v1/responses',
+        headers: { authorization: '<redacted>' },
+        body: { model: 'gpt-fake-1', input: 'Hello' },
+      })
+      expect(JSON.stringify(recorded)).not.toContain('sk-secret')
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await exited
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   test('the runnable entry prints its URL first and exits on SIGTERM', async () => {

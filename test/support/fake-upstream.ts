@@ -98,6 +98,8 @@ export interface FakeUpstreamOptions {
   latencyMs?: number
   /** Model the prompt cache from request prefixes (default true); false reports no cache tokens. */
   cacheModel?: boolean
+  /** Called with each request as it is pushed to `received`, before any byte of its answer. */
+  onReceived?: (request: Received) => void
 }
 
 export const DEFAULT_TEXT = 'Hello from the fake upstream.'
@@ -232,7 +234,9 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
     const body = await readBody(req)
     if (body === null) return
     ex.body = body
-    received.push({ method: ex.method, url: req.url ?? '/', headers: req.headers, body, at: Date.now() })
+    const entry = { method: ex.method, url: req.url ?? '/', headers: req.headers, body, at: Date.now() }
+    received.push(entry)
+    opts.onReceived?.(entry)
     ex.script = takeScript(ex.path)
     if (ex.script?.hang) return
     const delay = ex.script?.delayMs ?? latencyMs
