@@ -75,14 +75,30 @@ export interface ResponsesAnswer {
   seq: number
   /** The assistant's text; undefined for an answer that is only function calls. */
   text: string | undefined
+  /** A reasoning summary: the answer starts with a reasoning item carrying it. */
+  reasoning: string | undefined
   toolCalls: ScriptedToolCall[]
   inputTokens: number
   cachedTokens: number
 }
 
-/** The output items of an answer: a message when there is text, then one function_call per call. */
+/**
+ * The output items of an answer: a reasoning item when scripted (its `encrypted_content` only when the
+ * request's `include` asks for it, as the API does), a message when there is text, then one
+ * function_call per call.
+ */
 export function outputItems(answer: ResponsesAnswer): JsonObject[] {
   const items: JsonObject[] = []
+  if (answer.reasoning !== undefined) {
+    const include = Array.isArray(answer.request.include) ? answer.request.include : []
+    const opaque = Buffer.from(`fake reasoning ${answer.seq}: ${answer.reasoning}`).toString('base64')
+    items.push({
+      id: `rs_fake${pad(answer.seq)}`,
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: answer.reasoning }],
+      ...(include.includes('reasoning.encrypted_content') ? { encrypted_content: `gAAAAA${opaque}` } : {}),
+    })
+  }
   if (answer.text !== undefined) {
     items.push({
       id: `msg_fake${pad(answer.seq)}`,
@@ -109,6 +125,9 @@ export function outputItems(answer: ResponsesAnswer): JsonObject[] {
 export function responseObject(answer: ResponsesAnswer, output: JsonObject[]): JsonObject {
   const { request } = answer
   const outputTokens = output.reduce((sum, item) => sum + tokensOf(itemText(item)), 0)
+  const reasoningTokens = output
+    .filter((item) => item.type === 'reasoning')
+    .reduce((sum, item) => sum + tokensOf(itemText(item)), 0)
   const reasoning = isObject(request.reasoning) ? request.reasoning : {}
   const now = Math.floor(Date.now() / 1000)
   return {
@@ -143,7 +162,7 @@ export function responseObject(answer: ResponsesAnswer, output: JsonObject[]): J
       input_tokens: answer.inputTokens,
       input_tokens_details: { cached_tokens: answer.cachedTokens },
       output_tokens: outputTokens,
-      output_tokens_details: { reasoning_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: reasoningTokens },
       total_tokens: answer.inputTokens + outputTokens,
     },
     user: null,
@@ -165,6 +184,28 @@ export function responseEvents(response: JsonObject): string[] {
   output.forEach((item, outputIndex) => {
     const itemId = item.id as string
     const at = { item_id: itemId, output_index: outputIndex }
+    if (item.type === 'reasoning') {
+      const summary = Array.isArray(item.summary) && isObject(item.summary[0]) ? item.summary[0] : {}
+      const text = typeof summary.text === 'string' ? summary.text : ''
+      const inSummary = { ...at, summary_index: 0 }
+      events.push(
+        event('response.output_item.added', {
+          output_index: outputIndex,
+          item: { ...item, summary: [] },
+        }),
+        event('response.reasoning_summary_part.added', {
+          ...inSummary,
+          part: { type: 'summary_text', text: '' },
+        }),
+        ...splitText(text).map((delta) =>
+          event('response.reasoning_summary_text.delta', { ...inSummary, delta }),
+        ),
+        event('response.reasoning_summary_text.done', { ...inSummary, text }),
+        event('response.reasoning_summary_part.done', { ...inSummary, part: summary }),
+        event('response.output_item.done', { output_index: outputIndex, item }),
+      )
+      return
+    }
     if (item.type === 'function_call') {
       const args = item.arguments as string
       events.push(
@@ -216,9 +257,10 @@ function normalizeItem(item: Json): Json {
   return { ...typed, content: [{ type: partType, text: rest.content }] }
 }
 
-/** What an output item costs in output tokens: its text, or its name and arguments. */
+/** What an output item costs in output tokens: its text, its summary, or its name and arguments. */
 function itemText(item: JsonObject): string {
   if (item.type === 'function_call') return `${String(item.name)}${String(item.arguments)}`
-  const part = Array.isArray(item.content) && isObject(item.content[0]) ? item.content[0] : {}
+  const parts = item.type === 'reasoning' ? item.summary : item.content
+  const part = Array.isArray(parts) && isObject(parts[0]) ? parts[0] : {}
   return typeof part.text === 'string' ? part.text : ''
 }

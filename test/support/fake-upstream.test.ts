@@ -631,6 +631,47 @@ describe('responses dialect', () => {
     expect(types.at(-1)).toBe('response.completed')
   })
 
+  test('a scripted reasoning item comes first, its encrypted_content only when include asks for it', async () => {
+    fake.enqueue({ reasoning: 'Think about the shell first.', toolCalls: [{ name: 'exec_command' }] })
+    fake.enqueue({ reasoning: 'Think again.' })
+    const withContent = await openai.responses.create({ ...ask, include: ['reasoning.encrypted_content'] })
+    expect(withContent.output.map((item) => item.type)).toEqual(['reasoning', 'function_call'])
+    expect(withContent.output[0]).toMatchObject({
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Think about the shell first.' }],
+      encrypted_content: expect.stringMatching(/^gAAAAA/),
+    })
+    expect(withContent.output[0]!.id).toMatch(/^rs_/)
+    expect(withContent.usage!.output_tokens_details.reasoning_tokens).toBe(
+      Math.ceil('Think about the shell first.'.length / 4),
+    )
+    const without = await openai.responses.create(ask)
+    expect(without.output.map((item) => item.type)).toEqual(['reasoning', 'message'])
+    expect(without.output[0]).not.toHaveProperty('encrypted_content')
+  })
+
+  test('a streamed reasoning item sends its summary part and text events before the message', async () => {
+    fake.enqueue({ reasoning: 'Think about the shell first.' })
+    const types: string[] = []
+    const stream = openai.responses.stream(ask).on('event', (event) => {
+      types.push(event.type)
+    })
+    const final = await stream.finalResponse()
+    expect(final.output.map((item) => item.type)).toEqual(['reasoning', 'message'])
+    expect(final.output[0]).toMatchObject({ summary: [{ text: 'Think about the shell first.' }] })
+    const reasoningEvents = types.slice(2, types.indexOf('response.output_item.done') + 1)
+    expect(reasoningEvents[0]).toBe('response.output_item.added')
+    expect(reasoningEvents[1]).toBe('response.reasoning_summary_part.added')
+    expect(reasoningEvents.slice(-3)).toEqual([
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+      'response.output_item.done',
+    ])
+    expect(
+      reasoningEvents.filter((t) => t === 'response.reasoning_summary_text.delta').length,
+    ).toBeGreaterThan(1)
+  })
+
   test('a scripted 429 surfaces as RateLimitError with the openai error envelope', async () => {
     fake.enqueue({ path: '/v1/responses', status: 429, errorMessage: 'Rate limit reached' })
     const err = await openai.responses.create(ask).catch((e: unknown) => e)

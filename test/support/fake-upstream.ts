@@ -68,6 +68,8 @@ export interface Script {
   text?: string
   /** Function calls the answer makes, in order (anthropic tool_use, openai tool_calls, responses function_call). */
   toolCalls?: ScriptedToolCall[]
+  /** Responses only: the answer starts with a reasoning item with this summary text. */
+  reasoning?: string
   /** HTTP trailers sent after an event stream (declared in a `trailer` header). */
   trailers?: Record<string, string>
 }
@@ -507,6 +509,7 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
       model,
       seq: ex.seq,
       text: ex.script?.text ?? (toolCalls.length > 0 ? undefined : DEFAULT_TEXT),
+      reasoning: ex.script?.reasoning,
       toolCalls,
       inputTokens,
       cachedTokens: Math.min(inputTokens, cacheTokens(responsesCacheKey(model, request), rendering)),
