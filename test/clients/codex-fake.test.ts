@@ -6,8 +6,22 @@
 import { CODEX_DUMMY_KEY, CODEX_VERSION, runCodex } from '../support/codex'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 
-type Item = { type?: string; role?: string; name?: string; call_id?: string; output?: string }
-type Body = { model: string; stream: boolean; store: boolean; input: Item[]; tools: { name?: string }[] }
+type Item = {
+  type?: string
+  role?: string
+  name?: string
+  call_id?: string
+  output?: string
+  encrypted_content?: string
+}
+type Body = {
+  model: string
+  stream: boolean
+  store: boolean
+  include: string[]
+  input: Item[]
+  tools: { name?: string }[]
+}
 
 let fake: FakeUpstream
 
@@ -27,8 +41,11 @@ test('the pinned Codex CLI is the version the fixtures were captured with', () =
   expect(CODEX_VERSION).toBe('0.171.0')
 })
 
-test('a function call then an answer is two streamed Responses requests, the second appending the call and its output', async () => {
-  fake.enqueue({ toolCalls: [{ name: 'exec_command', arguments: { cmd: 'echo holdfast-marker' } }] })
+test('a function call then an answer is two streamed Responses requests, the second appending reasoning, call and output', async () => {
+  fake.enqueue({
+    reasoning: 'The user wants the output of echo.',
+    toolCalls: [{ name: 'exec_command', arguments: { cmd: 'echo holdfast-marker' } }],
+  })
   fake.enqueue({ text: 'The command printed holdfast-marker.' })
 
   const run = await runCodex({
@@ -54,10 +71,13 @@ test('a function call then an answer is two streamed Responses requests, the sec
   // Stateless: the whole conversation is sent again, the first request's input unchanged as its prefix.
   expect(second!.input.slice(0, first!.input.length)).toEqual(first!.input)
   const added = second!.input.slice(first!.input.length)
-  expect(added.map((i) => i.type)).toEqual(['function_call', 'function_call_output'])
-  expect(added[0]).toMatchObject({ name: 'exec_command', call_id: 'call_fake000001_0' })
-  expect(added[1]!.call_id).toBe('call_fake000001_0')
-  expect(added[1]!.output).toContain('holdfast-marker')
+  expect(added.map((i) => i.type)).toEqual(['reasoning', 'function_call', 'function_call_output'])
+  // The reasoning item goes back with the opaque content the fake sent (include asked for it).
+  expect(first!.include).toContain('reasoning.encrypted_content')
+  expect(added[0]!.encrypted_content).toMatch(/^gAAAAA/)
+  expect(added[1]).toMatchObject({ name: 'exec_command', call_id: 'call_fake000001_0' })
+  expect(added[2]!.call_id).toBe('call_fake000001_0')
+  expect(added[2]!.output).toContain('holdfast-marker')
 
   for (const { headers } of fake.received) {
     expect(headers.authorization).toBe(`Bearer ${CODEX_DUMMY_KEY}`)
