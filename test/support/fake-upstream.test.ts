@@ -5,6 +5,8 @@
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { spawn } from 'node:child_process'
+import * as fs from 'node:fs'
+import * as os from 'node:os'
 import * as http from 'node:http'
 import * as path from 'node:path'
 import * as zlib from 'node:zlib'
@@ -240,6 +242,30 @@ describe('anthropic dialect', () => {
     await waitFor(() => fake.aborted === 1)
   })
 
+  test('scripted tool calls are tool_use blocks after the text, with stop_reason tool_use', async () => {
+    fake.enqueue({ text: 'Let me look.', toolCalls: [{ name: 'lookup', arguments: { q: 'holdfast' } }] })
+    const message = await anthropic.messages.create(hello)
+    expect(message.stop_reason).toBe('tool_use')
+    expect(message.content).toMatchObject([
+      { type: 'text', text: 'Let me look.' },
+      { type: 'tool_use', name: 'lookup', input: { q: 'holdfast' } },
+    ])
+    expect((message.content[1] as Anthropic.ToolUseBlock).id).toMatch(/^toolu_/)
+  })
+
+  test('a streamed tool call arrives as input_json_delta pieces the SDK parses into its input', async () => {
+    const input = { cmd: 'ls -la /tmp && echo a-longer-command' }
+    fake.enqueue({ toolCalls: [{ name: 'exec_command', arguments: input }] })
+    const types: string[] = []
+    const stream = anthropic.messages.stream(hello).on('streamEvent', (event) => {
+      types.push(event.type)
+    })
+    const message = await stream.finalMessage()
+    expect(message.content).toMatchObject([{ type: 'tool_use', name: 'exec_command', input }])
+    expect(message.stop_reason).toBe('tool_use')
+    expect(types.filter((t) => t === 'content_block_delta').length).toBeGreaterThan(1)
+  })
+
   test('the models list is in the anthropic dialect when anthropic-version is sent', async () => {
     const page = await anthropic.models.list()
     expect(page.data.map((m) => m.id)).toEqual(['claude-fake-1', 'claude-fake-2'])
@@ -349,15 +375,339 @@ describe('openai dialect', () => {
     expect(fake.received.map((r) => r.headers['x-stainless-retry-count'])).toEqual(['0', '1', '2'])
   })
 
+  test('scripted tool calls are tool_calls with finish_reason tool_calls and null content', async () => {
+    fake.enqueue({ toolCalls: [{ name: 'lookup', arguments: { q: 'holdfast' } }, { name: 'noop' }] })
+    const completion = await openai.chat.completions.create(chat)
+    const choice = completion.choices[0]!
+    expect(choice.finish_reason).toBe('tool_calls')
+    expect(choice.message.content).toBeNull()
+    expect(choice.message.tool_calls).toMatchObject([
+      { type: 'function', function: { name: 'lookup', arguments: '{"q":"holdfast"}' } },
+      { type: 'function', function: { name: 'noop', arguments: '{}' } },
+    ])
+    expect(choice.message.tool_calls![0]!.id).toMatch(/^call_/)
+  })
+
+  test('streamed tool calls arrive as indexed argument deltas the SDK reassembles', async () => {
+    const args = { cmd: 'ls -la /tmp && echo a-longer-command' }
+    fake.enqueue({ text: 'Running it.', toolCalls: [{ name: 'exec_command', arguments: args }] })
+    const completion = await openai.chat.completions.stream(chat).finalChatCompletion()
+    const message = completion.choices[0]!.message
+    expect(completion.choices[0]!.finish_reason).toBe('tool_calls')
+    expect(message.content).toBe('Running it.')
+    const call = message.tool_calls![0] as OpenAI.Chat.ChatCompletionMessageFunctionToolCall
+    expect(call.function.name).toBe('exec_command')
+    expect(JSON.parse(call.function.arguments)).toEqual(args)
+  })
+
   test('the models list is in the openai dialect without anthropic-version', async () => {
     const page = await openai.models.list()
     expect(page.data.map((m) => m.id)).toEqual(['gpt-fake-1', 'gpt-fake-2'])
   })
+})
 
-  test('responses.create gets a minimal completed response', async () => {
-    const response = await openai.responses.create({ model: 'gpt-fake-1', input: 'Hello' })
-    expect(response.status).toBe('completed')
-    expect(response.output_text).toBe(DEFAULT_TEXT)
+describe('responses dialect', () => {
+  const ask = { model: 'gpt-fake-1', input: 'Hello' }
+  const instructions = 'You are a careful coding agent. '.repeat(40)
+  const tools = [
+    {
+      type: 'function' as const,
+      name: 'exec_command',
+      description: 'Runs a shell command',
+      parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] },
+      strict: false,
+    },
+  ]
+
+  /** The SSE events of a raw streamed answer, as `event:` name and parsed `data:`. */
+  function parseSse(body: Buffer): { name: string; data: { type: string; sequence_number: number } }[] {
+    return body
+      .toString()
+      .split('\n\n')
+      .filter((frame) => frame.length > 0)
+      .map((frame) => {
+        const [eventLine, dataLine] = frame.split('\n')
+        return {
+          name: eventLine!.replace(/^event: /, ''),
+          data: JSON.parse(dataLine!.replace(/^data: /, '')),
+        }
+      })
+  }
+
+  test('a non-stream response is a real-shaped response object with usage and an x-request-id', async () => {
+    const { data, response } = await openai.responses.create(ask).withResponse()
+    expect(data).toMatchObject({
+      object: 'response',
+      status: 'completed',
+      model: 'gpt-fake-1',
+      error: null,
+      output: [
+        {
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: DEFAULT_TEXT, annotations: [] }],
+        },
+      ],
+    })
+    expect(data.id).toMatch(/^resp_/)
+    expect(data.output[0]!.id).toMatch(/^msg_/)
+    expect(data.output_text).toBe(DEFAULT_TEXT)
+    const usage = data.usage!
+    expect(usage.input_tokens).toBeGreaterThan(0)
+    expect(usage.input_tokens_details.cached_tokens).toBe(0)
+    expect(usage.output_tokens).toBe(Math.ceil(DEFAULT_TEXT.length / 4))
+    expect(usage.output_tokens_details.reasoning_tokens).toBe(0)
+    expect(usage.total_tokens).toBe(usage.input_tokens + usage.output_tokens)
+    expect(response.headers.get('x-request-id')).toMatch(/^req_/)
+  })
+
+  test('a streamed response sends the real event sequence, numbered from 0, and the text in deltas', async () => {
+    const stream = await openai.responses.create({ ...ask, stream: true })
+    const types: string[] = []
+    const numbers: number[] = []
+    let text = ''
+    let completed: OpenAI.Responses.Response | undefined
+    for await (const event of stream) {
+      types.push(event.type)
+      numbers.push(event.sequence_number)
+      if (event.type === 'response.output_text.delta') text += event.delta
+      if (event.type === 'response.completed') completed = event.response
+    }
+    const deltas = types.filter((t) => t === 'response.output_text.delta').length
+    expect(deltas).toBeGreaterThanOrEqual(3)
+    expect(types).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      ...Array<string>(deltas).fill('response.output_text.delta'),
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ])
+    expect(numbers).toEqual(types.map((_, i) => i))
+    expect(text).toBe(DEFAULT_TEXT)
+    expect(completed).toMatchObject({ status: 'completed', output: [{ type: 'message' }] })
+    expect(completed?.usage?.output_tokens).toBe(Math.ceil(DEFAULT_TEXT.length / 4))
+  })
+
+  test('the raw stream names each event as its type, starts in_progress and ends without [DONE]', async () => {
+    const res = await raw('POST', `${fake.openaiBaseUrl}/responses`, JSON.stringify({ ...ask, stream: true }))
+    expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8')
+    const events = parseSse(res.body)
+    for (const { name, data } of events) expect(name).toBe(data.type)
+    expect(events[0]!.data).toMatchObject({ response: { status: 'in_progress', output: [], usage: null } })
+    expect(events.at(-1)!.name).toBe('response.completed')
+    expect(res.body.toString()).not.toContain('[DONE]')
+  })
+
+  test('responses.stream() accumulates the final response and emits text snapshots', async () => {
+    const snapshots: string[] = []
+    const stream = openai.responses.stream(ask).on('response.output_text.delta', (event) => {
+      snapshots.push(event.snapshot)
+    })
+    const final = await stream.finalResponse()
+    expect(final.output_text).toBe(DEFAULT_TEXT)
+    expect(snapshots.at(-1)).toBe(DEFAULT_TEXT)
+    expect(final.usage?.total_tokens).toBeGreaterThan(0)
+  })
+
+  test('a second request sharing tools, instructions and the input prefix reads the cache', async () => {
+    const first = await openai.responses.create({ ...ask, tools, instructions })
+    expect(first.usage?.input_tokens_details.cached_tokens).toBe(0)
+    const second = await openai.responses.create({
+      ...ask,
+      tools,
+      instructions,
+      input: [
+        { role: 'user', content: 'Hello' },
+        { role: 'assistant', content: first.output_text },
+        { role: 'user', content: 'More' },
+      ],
+    })
+    expect(second.usage?.input_tokens_details.cached_tokens).toBeGreaterThan(300)
+    expect(second.usage!.input_tokens_details.cached_tokens).toBeLessThan(second.usage!.input_tokens)
+
+    // Tools come first: new instructions keep only the tools' share of the prefix.
+    const otherInstructions = await openai.responses.create({
+      ...ask,
+      tools,
+      instructions: `Be terse. ${instructions}`,
+    })
+    const toolsOnly = otherInstructions.usage!.input_tokens_details.cached_tokens
+    expect(toolsOnly).toBeGreaterThan(20)
+    expect(toolsOnly).toBeLessThan(100)
+    const noTools = await openai.responses.create({ ...ask, instructions })
+    expect(noTools.usage?.input_tokens_details.cached_tokens).toBeLessThan(5)
+  })
+
+  test('a string input or string content reads the same cache as input_text parts', async () => {
+    await openai.responses.create({ ...ask, instructions })
+    const again = await openai.responses.create({
+      ...ask,
+      instructions,
+      input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }],
+    })
+    expect(again.usage!.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+      again.usage!.input_tokens - 1,
+    )
+  })
+
+  test('another prompt_cache_key or reasoning effort shares no cache with the same prefix', async () => {
+    const keyed = { ...ask, instructions, prompt_cache_key: 'session-a' }
+    await openai.responses.create(keyed)
+    const same = await openai.responses.create(keyed)
+    expect(same.usage!.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+      same.usage!.input_tokens - 1,
+    )
+    const otherKey = await openai.responses.create({ ...keyed, prompt_cache_key: 'session-b' })
+    expect(otherKey.usage?.input_tokens_details.cached_tokens).toBe(0)
+    const otherEffort = await openai.responses.create({ ...keyed, reasoning: { effort: 'high' } })
+    expect(otherEffort.usage?.input_tokens_details.cached_tokens).toBe(0)
+  })
+
+  test('previous_response_id continues a stored response, whose input and output count as cached prefix', async () => {
+    const first = await openai.responses.create({ ...ask, instructions })
+    const next = await openai.responses.create({
+      model: 'gpt-fake-1',
+      instructions,
+      previous_response_id: first.id,
+      input: 'And then?',
+    })
+    expect(next.previous_response_id).toBe(first.id)
+    expect(next.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens)
+    expect(next.usage?.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+      first.usage!.input_tokens - 1,
+    )
+  })
+
+  test('an unknown or unstored previous_response_id is a 400 previous_response_not_found', async () => {
+    const unstored = await openai.responses.create({ ...ask, store: false })
+    for (const id of ['resp_nope', unstored.id]) {
+      const err = await openai.responses.create({ ...ask, previous_response_id: id }).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError)
+      const apiError = err as InstanceType<typeof OpenAI.APIError>
+      expect(apiError.code).toBe('previous_response_not_found')
+      expect(apiError.param).toBe('previous_response_id')
+      expect(apiError.message).toContain(`Previous response with id '${id}' not found.`)
+    }
+  })
+
+  test('scripted function calls are function_call items with call_id, name and JSON arguments', async () => {
+    fake.enqueue({
+      toolCalls: [
+        { name: 'exec_command', arguments: { cmd: 'echo hi' } },
+        { name: 'view_image', arguments: '{"path":"a.png"}' },
+      ],
+    })
+    const response = await openai.responses.create({ ...ask, tools })
+    expect(response.output).toMatchObject([
+      { type: 'function_call', status: 'completed', name: 'exec_command', arguments: '{"cmd":"echo hi"}' },
+      { type: 'function_call', status: 'completed', name: 'view_image', arguments: '{"path":"a.png"}' },
+    ])
+    const calls = response.output as OpenAI.Responses.ResponseFunctionToolCall[]
+    expect(calls[0]!.call_id).toMatch(/^call_/)
+    expect(calls[0]!.id).toMatch(/^fc_/)
+    expect(new Set(calls.map((c) => c.call_id)).size).toBe(2)
+    expect(response.output_text).toBe('')
+  })
+
+  test('a streamed function call arrives as argument deltas the SDK reassembles, after the scripted text', async () => {
+    const args = { cmd: 'ls -la /tmp && echo a-longer-command' }
+    fake.enqueue({ text: 'Listing files.', toolCalls: [{ name: 'exec_command', arguments: args }] })
+    const types: string[] = []
+    const stream = openai.responses.stream({ ...ask, tools }).on('event', (event) => {
+      types.push(event.type)
+    })
+    const final = await stream.finalResponse()
+    expect(final.output.map((item) => item.type)).toEqual(['message', 'function_call'])
+    expect(final.output_text).toBe('Listing files.')
+    const call = final.output[1] as OpenAI.Responses.ResponseFunctionToolCall
+    expect(JSON.parse(call.arguments)).toEqual(args)
+    expect(types.filter((t) => t === 'response.function_call_arguments.delta').length).toBeGreaterThan(1)
+    expect(types).toContain('response.function_call_arguments.done')
+    expect(types.at(-1)).toBe('response.completed')
+  })
+
+  test('a scripted reasoning item comes first, its encrypted_content only when include asks for it', async () => {
+    fake.enqueue({ reasoning: 'Think about the shell first.', toolCalls: [{ name: 'exec_command' }] })
+    fake.enqueue({ reasoning: 'Think again.' })
+    const withContent = await openai.responses.create({ ...ask, include: ['reasoning.encrypted_content'] })
+    expect(withContent.output.map((item) => item.type)).toEqual(['reasoning', 'function_call'])
+    expect(withContent.output[0]).toMatchObject({
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Think about the shell first.' }],
+      encrypted_content: expect.stringMatching(/^gAAAAA/),
+    })
+    expect(withContent.output[0]!.id).toMatch(/^rs_/)
+    expect(withContent.usage!.output_tokens_details.reasoning_tokens).toBe(
+      Math.ceil('Think about the shell first.'.length / 4),
+    )
+    const without = await openai.responses.create(ask)
+    expect(without.output.map((item) => item.type)).toEqual(['reasoning', 'message'])
+    expect(without.output[0]).not.toHaveProperty('encrypted_content')
+  })
+
+  test('a streamed reasoning item sends its summary part and text events before the message', async () => {
+    fake.enqueue({ reasoning: 'Think about the shell first.' })
+    const types: string[] = []
+    const stream = openai.responses.stream(ask).on('event', (event) => {
+      types.push(event.type)
+    })
+    const final = await stream.finalResponse()
+    expect(final.output.map((item) => item.type)).toEqual(['reasoning', 'message'])
+    expect(final.output[0]).toMatchObject({ summary: [{ text: 'Think about the shell first.' }] })
+    const reasoningEvents = types.slice(2, types.indexOf('response.output_item.done') + 1)
+    expect(reasoningEvents[0]).toBe('response.output_item.added')
+    expect(reasoningEvents[1]).toBe('response.reasoning_summary_part.added')
+    expect(reasoningEvents.slice(-3)).toEqual([
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+      'response.output_item.done',
+    ])
+    expect(
+      reasoningEvents.filter((t) => t === 'response.reasoning_summary_text.delta').length,
+    ).toBeGreaterThan(1)
+  })
+
+  test('a scripted 429 surfaces as RateLimitError with the openai error envelope', async () => {
+    fake.enqueue({ path: '/v1/responses', status: 429, errorMessage: 'Rate limit reached' })
+    const err = await openai.responses.create(ask).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError)
+    expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe('rate_limit_exceeded')
+    expect((err as Error).message).toContain('Rate limit reached')
+  })
+
+  test('a failMidStream script cuts the stream before response.completed; the cut is not an abort', async () => {
+    fake.enqueue({ failMidStream: true })
+    const stream = await openai.responses.create({ ...ask, stream: true })
+    const seen: string[] = []
+    const err = await (async () => {
+      for await (const event of stream) seen.push(event.type)
+    })().catch((e: unknown) => e)
+    expect((err as Error).message).toBe('terminated')
+    expect(seen).toContain('response.created')
+    expect(seen).not.toContain('response.completed')
+    expect(fake.aborted).toBe(0)
+  })
+
+  test('a hanging responses request aborted by the client is counted in aborted', async () => {
+    fake.enqueue({ hang: true })
+    const controller = new AbortController()
+    const pending = openai.responses.create(ask, { signal: controller.signal }).catch((e: unknown) => e)
+    await waitFor(() => fake.received.length === 1)
+    controller.abort()
+    expect(await pending).toBeInstanceOf(OpenAI.APIUserAbortError)
+    await waitFor(() => fake.aborted === 1)
+  })
+
+  test('delayMs and chunkDelayMs slow a streamed response as they do the other dialects', async () => {
+    fake.enqueue({ delayMs: 40, chunkDelayMs: 5 })
+    const started = Date.now()
+    await openai.responses.stream(ask).finalResponse()
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40 + 5 * 10)
   })
 })
 
@@ -414,6 +764,50 @@ describe('scripts and plumbing', () => {
     await other.close()
     expect(await pending).toBeInstanceOf(Anthropic.APIConnectionError)
     expect(other.aborted).toBe(0)
+  })
+
+  test('the runnable entry takes --script answers and --record writes each request with its key redacted', async () => {
+    const root = path.resolve(__dirname, '../..')
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fake-record-'))
+    const child = spawn(
+      process.execPath,
+      [
+        '-r',
+        './scripts/register.js',
+        'test/support/fake-upstream-main.ts',
+        '--port',
+        '0',
+        '--script',
+        JSON.stringify({ toolCalls: [{ name: 'exec_command', arguments: { cmd: 'ls' } }] }),
+        '--record',
+        dir,
+      ],
+      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().split('\n')[0]!))
+        child.once('error', reject)
+      })
+      const url = /(http:\/\/127\.0\.0\.1:\d+)$/.exec(line)![1]!
+      const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'sk-secret', maxRetries: 0 })
+      const response = await client.responses.create({ model: 'gpt-fake-1', input: 'Hello' })
+      expect(response.output[0]).toMatchObject({ type: 'function_call', name: 'exec_command' })
+      expect(fs.readdirSync(dir)).toEqual(['001-POST-v1-responses.json'])
+      const recorded = JSON.parse(fs.readFileSync(path.join(dir, '001-POST-v1-responses.json'), 'utf8'))
+      expect(recorded).toMatchObject({
+        method: 'POST',
+        url: '/v1/responses',
+        headers: { authorization: '<redacted>' },
+        body: { model: 'gpt-fake-1', input: 'Hello' },
+      })
+      expect(JSON.stringify(recorded)).not.toContain('sk-secret')
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await exited
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   test('the runnable entry prints its URL first and exits on SIGTERM', async () => {

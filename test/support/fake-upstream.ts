@@ -1,12 +1,36 @@
 /**
- * A fake model provider for integration tests and the benchmark: speaks the anthropic (`/v1/messages`)
- * and openai (`/v1/chat/completions`) dialects over node:http on 127.0.0.1, with scripted failures.
+ * A fake model provider for integration tests and the benchmark: speaks the anthropic (`/v1/messages`),
+ * openai (`/v1/chat/completions`) and responses (`/v1/responses`, in fake-responses.ts) dialects over
+ * node:http on 127.0.0.1, with scripted failures and function calls.
  * Invariant: every request is pushed to `received` (exact body bytes) before any byte of its answer.
  * Usage is deterministic (~4 bytes a token); cache reads are the prefix shared with an earlier request.
  */
 import * as http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import * as zlib from 'node:zlib'
+import {
+  inputItems,
+  outputItems,
+  responseEvents,
+  responseObject,
+  responsesCacheKey,
+  responsesRendering,
+  ResponsesStore,
+} from './fake-responses'
+import {
+  argumentsObject,
+  argumentsText,
+  canonical,
+  pad,
+  splitArguments,
+  splitText,
+  tokensOf,
+  type Json,
+  type JsonObject,
+  type ScriptedToolCall,
+} from './fake-wire'
+
+export type { ScriptedToolCall } from './fake-wire'
 
 export interface Received {
   method: string
@@ -40,8 +64,12 @@ export interface Script {
   failMidStream?: boolean
   /** Never answer; a client that goes away is counted in `aborted`. */
   hang?: boolean
-  /** The reply text. */
+  /** The reply text; with `toolCalls` and no `text`, the answer is only the calls. */
   text?: string
+  /** Function calls the answer makes, in order (anthropic tool_use, openai tool_calls, responses function_call). */
+  toolCalls?: ScriptedToolCall[]
+  /** Responses only: the answer starts with a reasoning item with this summary text. */
+  reasoning?: string
   /** HTTP trailers sent after an event stream (declared in a `trailer` header). */
   trailers?: Record<string, string>
 }
@@ -59,7 +87,7 @@ export interface FakeUpstream {
   enqueue(script: Script): void
   /** Requests whose client went away before the response finished (the fake's own cuts excluded). */
   readonly aborted: number
-  /** Forgets received requests, queued scripts, the abort count and the prompt cache. */
+  /** Forgets received requests, queued scripts, the abort count, the prompt cache and stored responses. */
   reset(): void
   /** Closes the server and every socket, hanging requests included. */
   close(): Promise<void>
@@ -72,6 +100,8 @@ export interface FakeUpstreamOptions {
   latencyMs?: number
   /** Model the prompt cache from request prefixes (default true); false reports no cache tokens. */
   cacheModel?: boolean
+  /** Called with each request as it is pushed to `received`, before any byte of its answer. */
+  onReceived?: (request: Received) => void
 }
 
 export const DEFAULT_TEXT = 'Hello from the fake upstream.'
@@ -80,8 +110,6 @@ const BYTES_PER_TOKEN = 4
 const CACHE_ENTRIES = 32
 
 type Dialect = 'anthropic' | 'openai'
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
-type JsonObject = { [key: string]: Json }
 
 interface Exchange {
   req: http.IncomingMessage
@@ -129,6 +157,8 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
   const received: Received[] = []
   const queue: QueuedScript[] = []
   const cache = new Map<string, Buffer[]>()
+  /** Responses created with `store` not false, for `previous_response_id`. */
+  const stored = new ResponsesStore()
   /** The last body seen on each path and its rendering: a repeated 1 MB body is not re-rendered. */
   const lastRendering = new Map<string, { body: Buffer; rendering: Buffer }>()
   const sockets = new Set<Socket>()
@@ -206,7 +236,9 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
     const body = await readBody(req)
     if (body === null) return
     ex.body = body
-    received.push({ method: ex.method, url: req.url ?? '/', headers: req.headers, body, at: Date.now() })
+    const entry = { method: ex.method, url: req.url ?? '/', headers: req.headers, body, at: Date.now() }
+    received.push(entry)
+    opts.onReceived?.(entry)
     ex.script = takeScript(ex.path)
     if (ex.script?.hang) return
     const delay = ex.script?.delayMs ?? latencyMs
@@ -258,7 +290,14 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
 
   async function anthropicMessages(ex: Exchange, request: JsonObject): Promise<void> {
     const model = typeof request.model === 'string' ? request.model : 'claude-fake-1'
-    const text = ex.script?.text ?? DEFAULT_TEXT
+    const toolCalls = ex.script?.toolCalls ?? []
+    const text = ex.script?.text ?? (toolCalls.length > 0 ? undefined : DEFAULT_TEXT)
+    const toolUses = toolCalls.map((call, i) => ({
+      type: 'tool_use',
+      id: `toolu_fake${pad(ex.seq)}_${i}`,
+      name: call.name,
+      input: argumentsObject(call),
+    }))
     const rendering = renderingOf(
       ex,
       () =>
@@ -269,7 +308,9 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
     const total = Math.ceil(rendering.length / BYTES_PER_TOKEN)
     const read = Math.min(total, cacheTokens(`anthropic\0${model}`, rendering))
     const creation = cacheModel && hasCacheControl(request) ? total - read : 0
-    const outputTokens = Math.ceil(Buffer.byteLength(text) / BYTES_PER_TOKEN)
+    const outputTokens =
+      tokensOf(text ?? '') + toolCalls.reduce((n, c) => n + tokensOf(c.name + argumentsText(c)), 0)
+    const stopReason = toolCalls.length > 0 ? 'tool_use' : 'end_turn'
     const usage = {
       input_tokens: total - read - creation,
       cache_creation_input_tokens: creation,
@@ -283,39 +324,52 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
       type: 'message',
       role: 'assistant',
       model,
-      content: [{ type: 'text', text }],
-      stop_reason: 'end_turn',
+      content: [...(text === undefined ? [] : [{ type: 'text', text }]), ...toolUses],
+      stop_reason: stopReason,
       stop_sequence: null,
       usage,
     }
     if (request.stream !== true) return sendJson(ex, 'anthropic', message)
 
     const event = (name: string, data: unknown): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
-    const deltas = splitText(text).map((piece) =>
-      event('content_block_delta', {
-        type: 'content_block_delta',
-        index: 0,
-        delta: { type: 'text_delta', text: piece },
-      }),
-    )
+    const block = (index: number, start: object, deltas: object[]): string[] => [
+      event('content_block_start', { type: 'content_block_start', index, content_block: start }),
+      ...deltas.map((delta) => event('content_block_delta', { type: 'content_block_delta', index, delta })),
+      event('content_block_stop', { type: 'content_block_stop', index }),
+    ]
+    const blocks = [
+      ...(text === undefined
+        ? []
+        : [
+            block(
+              0,
+              { type: 'text', text: '' },
+              splitText(text).map((piece) => ({ type: 'text_delta', text: piece })),
+            ),
+          ]),
+      ...toolUses.map((use, i) =>
+        block(
+          i + (text === undefined ? 0 : 1),
+          { ...use, input: {} },
+          splitArguments(JSON.stringify(use.input)).map((piece) => ({
+            type: 'input_json_delta',
+            partial_json: piece,
+          })),
+        ),
+      ),
+    ]
+    // A keep-alive comment after the first delta, as long answers carry them.
+    blocks[0]?.splice(2, 0, ': keep-alive\n\n')
     const events = [
       event('message_start', {
         type: 'message_start',
         message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
       }),
       'event: ping\ndata: {"type": "ping"}\n\n',
-      event('content_block_start', {
-        type: 'content_block_start',
-        index: 0,
-        content_block: { type: 'text', text: '' },
-      }),
-      ...deltas.slice(0, 1),
-      ': keep-alive\n\n',
-      ...deltas.slice(1),
-      event('content_block_stop', { type: 'content_block_stop', index: 0 }),
+      ...blocks.flat(),
       event('message_delta', {
         type: 'message_delta',
-        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        delta: { stop_reason: stopReason, stop_sequence: null },
         usage: { output_tokens: outputTokens },
       }),
       event('message_stop', { type: 'message_stop' }),
@@ -325,14 +379,23 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
 
   async function openaiChat(ex: Exchange, request: JsonObject): Promise<void> {
     const model = typeof request.model === 'string' ? request.model : 'gpt-fake-1'
-    const text = ex.script?.text ?? DEFAULT_TEXT
+    const scripted = ex.script?.toolCalls ?? []
+    const text = ex.script?.text ?? (scripted.length > 0 ? null : DEFAULT_TEXT)
+    const toolCalls = scripted.map((call, i) => ({
+      id: `call_fake${pad(ex.seq)}_${i}`,
+      type: 'function',
+      function: { name: call.name, arguments: argumentsText(call) },
+    }))
+    const finish = toolCalls.length > 0 ? 'tool_calls' : 'stop'
     const rendering = renderingOf(
       ex,
       () => canonical(request.tools ?? []) + canonical(request.messages ?? []),
     )
     const promptTokens = Math.ceil(rendering.length / BYTES_PER_TOKEN)
     const cached = Math.min(promptTokens, cacheTokens(`openai\0${model}`, rendering))
-    const completionTokens = Math.ceil(Buffer.byteLength(text) / BYTES_PER_TOKEN)
+    const completionTokens =
+      tokensOf(text ?? '') +
+      toolCalls.reduce((n, c) => n + tokensOf(c.function.name + c.function.arguments), 0)
     const usage = {
       prompt_tokens: promptTokens,
       completion_tokens: completionTokens,
@@ -356,9 +419,15 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
         choices: [
           {
             index: 0,
-            message: { role: 'assistant', content: text, refusal: null, annotations: [] },
+            message: {
+              role: 'assistant',
+              content: text,
+              refusal: null,
+              annotations: [],
+              ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+            },
             logprobs: null,
-            finish_reason: 'stop',
+            finish_reason: finish,
           },
         ],
         usage,
@@ -391,13 +460,30 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
       logprobs: null,
       finish_reason: finish,
     })
-    const pieces = splitText(text).map((piece) => chunk([choice({ content: piece }, null)]))
+    const pieces = [
+      ...(text === null ? [] : splitText(text).map((piece) => chunk([choice({ content: piece }, null)]))),
+      ...toolCalls.flatMap((call, index) => [
+        chunk([
+          choice(
+            {
+              tool_calls: [
+                { index, id: call.id, type: 'function', function: { ...call.function, arguments: '' } },
+              ],
+            },
+            null,
+          ),
+        ]),
+        ...splitArguments(call.function.arguments).map((piece) =>
+          chunk([choice({ tool_calls: [{ index, function: { arguments: piece } }] }, null)]),
+        ),
+      ]),
+    ]
     const events = [
-      chunk([choice({ role: 'assistant', content: '', refusal: null }, null)]),
+      chunk([choice({ role: 'assistant', content: text === null ? null : '', refusal: null }, null)]),
       ...pieces.slice(0, 1),
       ': keep-alive\n\n',
       ...pieces.slice(1),
-      chunk([choice({}, 'stop')]),
+      chunk([choice({}, finish)]),
       ...(includeUsage ? [chunk([], { usage })] : []),
       'data: [DONE]\n\n',
     ]
@@ -406,34 +492,33 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
 
   async function openaiResponses(ex: Exchange, request: JsonObject): Promise<void> {
     const model = typeof request.model === 'string' ? request.model : 'gpt-fake-1'
-    const text = ex.script?.text ?? DEFAULT_TEXT
-    const inputTokens = Math.ceil(ex.body.length / BYTES_PER_TOKEN)
-    const outputTokens = Math.ceil(Buffer.byteLength(text) / BYTES_PER_TOKEN)
-    return sendJson(ex, 'openai', {
-      id: `resp_fake${pad(ex.seq)}`,
-      object: 'response',
-      created_at: Math.floor(Date.now() / 1000),
-      status: 'completed',
-      error: null,
-      incomplete_details: null,
+    const previousId = request.previous_response_id
+    const previous = typeof previousId === 'string' ? stored.get(previousId) : []
+    if (previous === undefined) {
+      return sendError(ex, 'openai', 400, `Previous response with id '${String(previousId)}' not found.`, {
+        param: 'previous_response_id',
+        code: 'previous_response_not_found',
+      })
+    }
+    const context = [...previous, ...inputItems(request.input)]
+    const rendering = renderingOf(ex, () => responsesRendering(request, context))
+    const inputTokens = tokensOf(rendering)
+    const toolCalls = ex.script?.toolCalls ?? []
+    const answer = {
+      request,
       model,
-      output: [
-        {
-          type: 'message',
-          id: `msg_fake${pad(ex.seq)}`,
-          status: 'completed',
-          role: 'assistant',
-          content: [{ type: 'output_text', text, annotations: [] }],
-        },
-      ],
-      usage: {
-        input_tokens: inputTokens,
-        input_tokens_details: { cached_tokens: 0 },
-        output_tokens: outputTokens,
-        output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: inputTokens + outputTokens,
-      },
-    })
+      seq: ex.seq,
+      text: ex.script?.text ?? (toolCalls.length > 0 ? undefined : DEFAULT_TEXT),
+      reasoning: ex.script?.reasoning,
+      toolCalls,
+      inputTokens,
+      cachedTokens: Math.min(inputTokens, cacheTokens(responsesCacheKey(model, request), rendering)),
+    }
+    const output = outputItems(answer)
+    const response = responseObject(answer, output)
+    if (request.store !== false) stored.put(response.id as string, [...context, ...inputItems(output)])
+    if (request.stream !== true) return sendJson(ex, 'openai', response)
+    return sendEvents(ex, 'openai', responseEvents(response))
   }
 
   function baseHeaders(ex: Exchange, dialect: Dialect): http.OutgoingHttpHeaders {
@@ -467,7 +552,13 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
     return sendBody(ex, ex.script?.status ?? 200, baseHeaders(ex, dialect), JSON.stringify(value))
   }
 
-  function sendError(ex: Exchange, dialect: Dialect, status: number, message?: string): Promise<void> {
+  function sendError(
+    ex: Exchange,
+    dialect: Dialect,
+    status: number,
+    message?: string,
+    openaiFields: { param?: string; code?: string } = {},
+  ): Promise<void> {
     const headers = baseHeaders(ex, dialect)
     const text = message ?? `scripted ${status} from the fake upstream`
     if (dialect === 'anthropic') {
@@ -479,7 +570,14 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
       type: status >= 500 ? 'server_error' : 'invalid_request_error',
       code: null,
     }
-    const body = { error: { message: text, type: kind.type, param: null, code: kind.code } }
+    const body = {
+      error: {
+        message: text,
+        type: kind.type,
+        param: openaiFields.param ?? null,
+        code: openaiFields.code ?? kind.code,
+      },
+    }
     return sendBody(ex, status, headers, JSON.stringify(body))
   }
 
@@ -582,6 +680,7 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
           received.length = 0
           queue.length = 0
           cache.clear()
+          stored.clear()
           lastRendering.clear()
           aborted = 0
         },
@@ -662,19 +761,6 @@ function modelList(dialect: Dialect): object {
   }
 }
 
-/** JSON with sorted keys and every `cache_control` removed: markers never change the cached prefix. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  if (value !== null && typeof value === 'object') {
-    const object = value as Record<string, unknown>
-    const keys = Object.keys(object)
-      .filter((key) => key !== 'cache_control' && object[key] !== undefined)
-      .sort()
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(object[key])}`).join(',')}}`
-  }
-  return JSON.stringify(value) ?? 'null'
-}
-
 function hasCacheControl(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(hasCacheControl)
   if (value === null || typeof value !== 'object') return false
@@ -702,14 +788,4 @@ function commonPrefix(a: Buffer, b: Buffer): number {
   }
   while (i < n && a[i] === b[i]) i++
   return i
-}
-
-/** The reply split into word-sized deltas, as a provider streams it. */
-function splitText(text: string): string[] {
-  const pieces = text.match(/\s*\S+\s*/g)
-  return pieces === null ? [text] : pieces
-}
-
-function pad(n: number): string {
-  return String(n).padStart(6, '0')
 }
