@@ -110,6 +110,30 @@ describe('anthropic dialect', () => {
     expect(message.usage.output_tokens).toBe(Math.ceil(DEFAULT_TEXT.length / 4))
   })
 
+  test('a scripted tool_use streams as input_json_delta pieces and the message stops with tool_use', async () => {
+    const call = { type: 'tool_use' as const, id: 'toolu_1', name: 'Agent', input: { prompt: 'look' } }
+    fake.enqueue({ content: [{ type: 'text', text: 'On it.' }, call] })
+    const message = await anthropic.messages.stream(hello).finalMessage()
+    expect(message.content).toMatchObject([{ type: 'text', text: 'On it.' }, call])
+    expect(message.stop_reason).toBe('tool_use')
+  })
+
+  test('answer scripts each request that no queued script takes, from its path, headers and body', async () => {
+    const model = await startFakeUpstream({
+      answer: (asked) => ({ text: `seen ${asked.path} ${String(asked.body?.max_tokens)}` }),
+    })
+    try {
+      const client = new Anthropic({ baseURL: model.anthropicBaseUrl, apiKey: 'test', maxRetries: 0 })
+      model.enqueue({ text: 'queued first' })
+      const first = await client.messages.create(hello)
+      const second = await client.messages.create(hello)
+      expect(first.content).toMatchObject([{ text: 'queued first' }])
+      expect(second.content).toMatchObject([{ text: 'seen /v1/messages 64' }])
+    } finally {
+      await model.close()
+    }
+  })
+
   test('count_tokens answers ceil(body bytes / 4)', async () => {
     const counted = await anthropic.messages.countTokens({ model: MODEL, messages: hello.messages })
     const sent = fake.received[0]!.body

@@ -3,6 +3,7 @@
  * and openai (`/v1/chat/completions`) dialects over node:http on 127.0.0.1, with scripted failures.
  * Invariant: every request is pushed to `received` (exact body bytes) before any byte of its answer.
  * Usage is deterministic (~4 bytes a token); cache reads are the prefix shared with an earlier request.
+ * An anthropic answer may be scripted content blocks (a `tool_use`), per request by `answer` (a scripted model).
  */
 import * as http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
@@ -42,8 +43,26 @@ export interface Script {
   hang?: boolean
   /** The reply text. */
   text?: string
+  /**
+   * anthropic: the answer's content blocks in place of one text block (e.g. a `tool_use`); the
+   * stop reason is `tool_use` when one of them is. Streamed as the provider streams each kind.
+   */
+  content?: AnswerBlock[]
   /** HTTP trailers sent after an event stream (declared in a `trailer` header). */
   trailers?: Record<string, string>
+}
+
+/** A content block of a scripted anthropic answer. */
+export type AnswerBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+
+/** What `answer` sees of a request that no queued script took. */
+export interface Asked {
+  path: string
+  headers: http.IncomingHttpHeaders
+  /** The parsed body (undefined when it is not a JSON object). */
+  body: Record<string, unknown> | undefined
 }
 
 export interface FakeUpstream {
@@ -72,6 +91,8 @@ export interface FakeUpstreamOptions {
   latencyMs?: number
   /** Model the prompt cache from request prefixes (default true); false reports no cache tokens. */
   cacheModel?: boolean
+  /** Scripts a request that no queued script takes, from what it asks (a scripted model); undefined: the default answer. */
+  answer?: (asked: Asked) => Script | undefined
 }
 
 export const DEFAULT_TEXT = 'Hello from the fake upstream.'
@@ -207,7 +228,8 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
     if (body === null) return
     ex.body = body
     received.push({ method: ex.method, url: req.url ?? '/', headers: req.headers, body, at: Date.now() })
-    ex.script = takeScript(ex.path)
+    ex.script =
+      takeScript(ex.path) ?? opts.answer?.({ path: ex.path, headers: req.headers, body: parseObject(body) })
     if (ex.script?.hang) return
     const delay = ex.script?.delayMs ?? latencyMs
     if (delay > 0) await sleep(delay)
@@ -258,7 +280,9 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
 
   async function anthropicMessages(ex: Exchange, request: JsonObject): Promise<void> {
     const model = typeof request.model === 'string' ? request.model : 'claude-fake-1'
-    const text = ex.script?.text ?? DEFAULT_TEXT
+    const blocks: AnswerBlock[] = ex.script?.content ?? [
+      { type: 'text', text: ex.script?.text ?? DEFAULT_TEXT },
+    ]
     const rendering = renderingOf(
       ex,
       () =>
@@ -269,7 +293,11 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
     const total = Math.ceil(rendering.length / BYTES_PER_TOKEN)
     const read = Math.min(total, cacheTokens(`anthropic\0${model}`, rendering))
     const creation = cacheModel && hasCacheControl(request) ? total - read : 0
-    const outputTokens = Math.ceil(Buffer.byteLength(text) / BYTES_PER_TOKEN)
+    const answered = blocks
+      .map((b) => (b.type === 'text' ? b.text : b.name + JSON.stringify(b.input)))
+      .join('')
+    const outputTokens = Math.ceil(Buffer.byteLength(answered) / BYTES_PER_TOKEN)
+    const stopReason = blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'
     const usage = {
       input_tokens: total - read - creation,
       cache_creation_input_tokens: creation,
@@ -283,39 +311,49 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
       type: 'message',
       role: 'assistant',
       model,
-      content: [{ type: 'text', text }],
-      stop_reason: 'end_turn',
+      content: blocks,
+      stop_reason: stopReason,
       stop_sequence: null,
       usage,
     }
     if (request.stream !== true) return sendJson(ex, 'anthropic', message)
 
     const event = (name: string, data: unknown): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
-    const deltas = splitText(text).map((piece) =>
-      event('content_block_delta', {
-        type: 'content_block_delta',
-        index: 0,
-        delta: { type: 'text_delta', text: piece },
-      }),
-    )
+    const blockEvents = (block: AnswerBlock, index: number): string[] => {
+      const delta = (d: object): string =>
+        event('content_block_delta', { type: 'content_block_delta', index, delta: d })
+      const start = (content_block: object): string =>
+        event('content_block_start', { type: 'content_block_start', index, content_block })
+      const stop = event('content_block_stop', { type: 'content_block_stop', index })
+      if (block.type === 'tool_use') {
+        const json = JSON.stringify(block.input)
+        const half = Math.ceil(json.length / 2)
+        return [
+          start({ type: 'tool_use', id: block.id, name: block.name, input: {} }),
+          delta({ type: 'input_json_delta', partial_json: json.slice(0, half) }),
+          delta({ type: 'input_json_delta', partial_json: json.slice(half) }),
+          stop,
+        ]
+      }
+      const deltas = splitText(block.text).map((piece) => delta({ type: 'text_delta', text: piece }))
+      return [
+        start({ type: 'text', text: '' }),
+        ...deltas.slice(0, 1),
+        ...(index === 0 ? [': keep-alive\n\n'] : []),
+        ...deltas.slice(1),
+        stop,
+      ]
+    }
     const events = [
       event('message_start', {
         type: 'message_start',
         message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
       }),
       'event: ping\ndata: {"type": "ping"}\n\n',
-      event('content_block_start', {
-        type: 'content_block_start',
-        index: 0,
-        content_block: { type: 'text', text: '' },
-      }),
-      ...deltas.slice(0, 1),
-      ': keep-alive\n\n',
-      ...deltas.slice(1),
-      event('content_block_stop', { type: 'content_block_stop', index: 0 }),
+      ...blocks.flatMap(blockEvents),
       event('message_delta', {
         type: 'message_delta',
-        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        delta: { stop_reason: stopReason, stop_sequence: null },
         usage: { output_tokens: outputTokens },
       }),
       event('message_stop', { type: 'message_stop' }),
@@ -611,6 +649,18 @@ function readBody(req: http.IncomingMessage): Promise<Buffer | null> {
       if (!req.complete) resolve(null)
     })
   })
+}
+
+/** The body as a JSON object, or undefined. */
+function parseObject(body: Buffer): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(body.toString('utf8'))
+    return v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : undefined
+  } catch {
+    return undefined // not JSON: the route answers it with the dialect's error
+  }
 }
 
 /** Resolves once the chunk is handed to the socket, or once the response is gone. */
