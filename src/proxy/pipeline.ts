@@ -11,6 +11,7 @@ import path from 'node:path'
 import { HoldfastError } from '../core/errors'
 import { redactQuery, sanitizeHeaders } from '../core/headers'
 import { hold, type HoldVerdict, type PreviousStep, RecordFault } from '../core/hold'
+import { harnessName, harnessPrefixes } from '../core/harness-tools'
 import { withHistoryClosed } from '../core/history-closure'
 import type { Json, JsonObject } from '../core/json'
 import { readRequest, recordParser } from '../core/record'
@@ -80,6 +81,8 @@ export interface Exchange {
   overrides: JsonObject
   changes: Change[]
   injected: string[]
+  /** Loaded tools the client already declared under its MCP naming (`mcp__holdfast__fx_echo`). */
+  harnessTools: string[]
   /** The composition; `top` only when it is the client's body (a spliced one is scanned if the hold needs it). */
   composed?: { bytes: Buffer; parsed: JsonObject; top?: ScannedTop }
   /** What goes upstream, after the hold. */
@@ -140,6 +143,7 @@ export function accept(
     overrides: {},
     changes: [],
     injected: [],
+    harnessTools: [],
   }
 }
 
@@ -264,7 +268,10 @@ export function authorize(ex: Exchange): void {
   route.key = rowKey(route.provider, route.row)
 }
 
-/** compose: the client's body plus the agent's loaded tools (after the client's own), and row settings. */
+/**
+ * compose: the client's body plus the agent's loaded tools (after the client's own; not those the
+ * client declares itself, as its own or through holdfast's MCP endpoint), and row settings.
+ */
 export function compose(ctx: ServerContext, ex: Exchange): void {
   const route = ex.route as Route
   const loaded = readLoadedSet(ctx.home, ex.workspace, ex.agent)
@@ -272,11 +279,15 @@ export function compose(ctx: ServerContext, ex: Exchange): void {
   if (loaded.length > 0) {
     const clientTools = Array.isArray(ex.parsed.tools) ? ex.parsed.tools : []
     const clientNames = new Set(clientTools.map((t) => ex.dialect.toolName(t)).filter((n) => n !== undefined))
+    const prefixes = harnessPrefixes(clientNames)
     const added: Json[] = []
     const clashes: string[] = []
     for (const entry of loaded) {
       const name = presentedName(entry)
+      // Declared by the harness itself through holdfast's MCP endpoint: never a second time.
+      const own = harnessName(name, clientNames, prefixes)
       if (clientNames.has(name)) clashes.push(name)
+      else if (own !== undefined) ex.harnessTools.push(own)
       else {
         added.push(ex.dialect.presentTool(entry))
         ex.injected.push(name)
@@ -405,6 +416,7 @@ export async function holdAndRecord(ctx: ServerContext, ex: Exchange, agent: Age
       cache_keying_headers: keyingHeaders(ex.headers),
       hold: sent.verdict,
       injected_tools: ex.injected,
+      ...(ex.harnessTools.length > 0 ? { harness_tools: ex.harnessTools } : {}),
       changes: ex.changes,
       request_bytes: sent.bytes.length,
     }
