@@ -58,7 +58,11 @@ export function claudeBinary(root = ROOT): string {
  * The environment of a Claude Code child: nothing inherited but PATH, an isolated home and config
  * dir, a dummy key, the base URL, and every switch that keeps it from calling anything else.
  */
-export function claudeEnv(home: string, baseUrl: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function claudeEnv(
+  home: string,
+  baseUrl: string,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
   const dead = 'http://127.0.0.1:9' // discard port: nothing listens, a stray request fails at once
   return {
     PATH: process.env.PATH,
@@ -204,7 +208,8 @@ export function declaredTools(body: Record<string, unknown> | undefined): string
 }
 
 /** The summary a compaction request is answered with (the form Claude Code's prompt asks for). */
-export const COMPACTION_SUMMARY = '<analysis>Nothing to analyse.</analysis>\n<summary>The user asked for tools; they ran.</summary>'
+export const COMPACTION_SUMMARY =
+  '<analysis>Nothing to analyse.</analysis>\n<summary>The user asked for tools; they ran.</summary>'
 
 /** Claude Code's compaction request: its last user turn asks for a summary of the conversation. */
 export function isCompaction(asked: Pick<Asked, 'body'>): boolean {
