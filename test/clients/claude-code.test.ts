@@ -32,8 +32,14 @@ let fake: FakeUpstream
 let p: Proxy
 let dir: string
 let claude: ClaudeSession
-/** Steps of `main` each turn began and ended with (after the turn's steps settled). */
-const turns: { from: number; to: number; text: string }[] = []
+/** One user turn: the steps of `main` it began and ended with, and what Claude Code listed at its start. */
+interface Turn {
+  from: number
+  to: number
+  tools: string[]
+  servers: { name: string; status: string }[]
+}
+const t = {} as Record<'agent' | 'drop' | 'dropped' | 'list' | 'load' | 'run' | 'unload' | 'unloaded', Turn>
 
 const call = (tool: string, input: object, say = 'Go.'): string =>
   `${say} run-tool ${tool} ${JSON.stringify(input)}`
@@ -64,6 +70,26 @@ async function cli(...args: string[]): Promise<string> {
   expect(r.stderr).toBe('')
   expect(r.code).toBe(0)
   return r.stdout
+}
+
+/** One turn, waited for until its steps are committed. */
+async function say(text: string): Promise<Turn> {
+  const from = (await mainSteps()) + 1
+  const events = await claude.turn(text)
+  expect(events.at(-1)).toMatchObject({ type: 'result', subtype: 'success' })
+  const init = events.find((e) => e.type === 'system' && e.subtype === 'init') as
+    { tools?: string[]; mcp_servers?: Turn['servers'] } | undefined
+  return { from, to: await mainSteps(), tools: init?.tools ?? [], servers: init?.mcp_servers ?? [] }
+}
+
+/** The same turn again (a while apart) until what Claude Code lists at its start satisfies `ok`. */
+async function until(text: string, ok: (x: Turn) => boolean, tries = 20): Promise<Turn> {
+  for (let i = 1; ; i++) {
+    const x = await say(text)
+    if (ok(x)) return x
+    if (i === tries) throw new Error(`after ${tries} turns of ${JSON.stringify(text)}: ${JSON.stringify(x)}`)
+    await new Promise((r) => setTimeout(r, 300))
+  }
 }
 
 beforeAll(async () => {
@@ -109,21 +135,22 @@ beforeAll(async () => {
     prompt: 'SUBTASK: just answer.',
     subagent_type: 'general-purpose',
   }
-  for (const text of [
-    call('Agent', subagent, 'Start a helper.'), // 1: a subagent
-    call('mcp__own__changed', { advertise: ['echo', 'changed'] }, 'Drop tools.'), // 2: its own server drops 9 tools
-    'What now?', // 3: the first step after the drop
-    call('mcp__holdfast__clients', { op: 'list' }), // 4
-    call('mcp__holdfast__clients', { op: 'load', client: 'fx', tools: ['echo'] }), // 5
-    call('mcp__holdfast__fx_echo', { text: 'hello from the model' }), // 6
-    call('mcp__holdfast__clients', { op: 'unload', client: 'fx', tools: ['echo'] }), // 7
-    'Thanks.', // 8: the first step after the unload
-  ]) {
-    const from = (await mainSteps()) + 1
-    const events = await claude.turn(text)
-    expect(events.at(-1)).toMatchObject({ type: 'result', subtype: 'success' })
-    turns.push({ from, to: await mainSteps(), text })
-  }
+  const has = (name: string) => (x: Turn) => x.tools.includes(name)
+  const lacks = (name: string) => (x: Turn) => !x.tools.includes(name)
+  // -p does not wait for a slow stdio server: warm up until both MCP servers are connected.
+  await until('Warm up.', (x) => x.servers.length === 2 && x.servers.every((v) => v.status === 'connected'))
+  t.agent = await say(call('Agent', subagent, 'Start a helper.'))
+  t.drop = await say(call('mcp__own__changed', { advertise: ['echo', 'changed'] }, 'Drop tools.'))
+  // Claude Code lists again on tools/list_changed; the first turn that no longer lists them:
+  t.dropped = await until('What now?', lacks('mcp__own__shout'))
+  t.list = await say(call('mcp__holdfast__clients', { op: 'list' }))
+  t.load = await say(call('mcp__holdfast__clients', { op: 'load', client: 'fx', tools: ['echo'] }))
+  t.run = await until(
+    call('mcp__holdfast__fx_echo', { text: 'hello from the model' }),
+    has('mcp__holdfast__fx_echo'),
+  )
+  t.unload = await say(call('mcp__holdfast__clients', { op: 'unload', client: 'fx', tools: ['echo'] }))
+  t.unloaded = await until('Thanks.', lacks('mcp__holdfast__fx_echo'))
   expect(await claude.close()).toBe(0)
   await p.settled()
 })
@@ -142,7 +169,7 @@ describe('Claude Code through holdfast', () => {
     const sub = subs[0] as string
     expect(meta(p.repo('cc'), sub, '001').identified?.why).toBe('claude-code: an agent id')
     // Turn 1: the Agent call, then the step carrying its result, on main only.
-    const { from, to } = turns[0]!
+    const { from, to } = t.agent
     expect(to - from).toBe(1)
     const next = step(to).meta
     expect(next.hold.reason).not.toBe('system-changed')
@@ -154,20 +181,20 @@ describe('Claude Code through holdfast', () => {
     const dropped = ['die', 'env', 'fail', 'pid', 'plain', 'shape', 'shout', 'sleep', 'stderr'].map(
       (t) => `mcp__own__${t}`,
     )
-    const before = step(turns[1]!.to)
+    const before = step(t.drop.to)
     expect(before.tools).toEqual(expect.arrayContaining(dropped))
-    const after = step(turns[2]!.from)
+    const after = step(t.dropped.from)
     expect(after.meta.hold).toMatchObject({ applied: true, reason: 'applied', held: dropped })
     expect(after.tools).toEqual(before.tools)
     expect(after.meta.usage?.cache_read_tokens).toBeGreaterThan(0)
   })
 
   it('lets the agent list, load, run and unload a client’s tool through the MCP endpoint, with no double declaration', () => {
-    const [list, load, run, unload] = turns.slice(3, 7) as (typeof turns)[number][]
+    const { list, load, run, unload } = t
     // The list's result reached the model in the next request's tool_result.
-    expect(request(list!.to)).toMatch(/"tool_result".*fx: stdio/)
+    expect(request(list.to)).toMatch(/"tool_result".*fx: stdio/)
     // After the load, the harness declares the tool itself: nothing injected, meta says so.
-    const declared = step(run!.from)
+    const declared = step(run.from)
     expect(declared.tools).toContain('mcp__holdfast__fx_echo')
     expect(declared.tools).not.toContain('fx_echo')
     expect(declared.meta.injected_tools).toEqual([])
@@ -178,12 +205,12 @@ describe('Claude Code through holdfast', () => {
       name: 'echo',
       arguments: { text: 'hello from the model' },
     })
-    expect(request(run!.to)).toMatch(/"tool_result".*hello from the model/)
-    expect(load!.to).toBeGreaterThan(load!.from)
+    expect(request(run.to)).toMatch(/"tool_result".*hello from the model/)
+    expect(load.to).toBeGreaterThan(load.from)
     // After the unload the harness drops it; the next step re-sends the previous tools array.
-    const held = step(turns[7]!.from)
+    const held = step(t.unloaded.from)
     expect(held.meta.hold).toMatchObject({ applied: true, held: ['mcp__holdfast__fx_echo'] })
-    expect(held.tools).toEqual(step(unload!.to).tools)
+    expect(held.tools).toEqual(step(unload.to).tools)
     expect(held.meta.usage?.cache_read_tokens).toBeGreaterThan(0)
   })
 
@@ -196,9 +223,9 @@ describe('Claude Code through holdfast', () => {
     expect(agents.find((a) => a.kind === 'subagent')).toMatchObject({ parent: 'main', steps: 1 })
 
     const steps = JSON.parse(await cli('steps', 'cc', 'main', '--json')) as StepRow[]
-    expect(steps).toHaveLength(turns.at(-1)!.to)
+    expect(steps).toHaveLength(t.unloaded.to)
     expect(steps.every((s) => s.outcome === 'ok' && s.state === 'committed')).toBe(true)
-    const after = turns[7]!.from
+    const after = t.unloaded.from
     expect(steps[after - 1]).toMatchObject({ hold_reason: 'applied', held: ['mcp__holdfast__fx_echo'] })
 
     const text = await cli('why', 'cc', 'main', nnn(after))
