@@ -11,6 +11,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { AgentRow } from '../../src/cli/agents'
+import { envVars } from '../../src/cli/env'
+import { composeArgv } from '../../src/cli/run-with'
 import type { StepRow } from '../../src/cli/steps'
 import type { StepMeta } from '../../src/generated/meta'
 import {
@@ -101,14 +103,11 @@ beforeAll(async () => {
     fake,
     config: { clients: { fx: { ...stdioClient({ FIXTURE_CALL_LOG: calls }), workspaces: ['cc'] } } },
   })
-  const base = `${p.url}/w/cc/a/main`
-  const home = path.join(dir, 'home')
-  const cwd = path.join(dir, 'work')
-  fs.mkdirSync(cwd, { recursive: true })
-  // As `holdfast run -- claude` connects it, plus a stdio server of its own that can drop tools.
-  const mcp = {
+  // What `holdfast run --ws cc --agent main -- claude …` gives the CLI: the env exports and the argv
+  // naming the agent's MCP endpoint; the CLI also has a stdio server of its own that can drop tools.
+  const vars = envVars(p.url, 'cc', 'main', undefined)
+  const own = {
     mcpServers: {
-      holdfast: { type: 'http', url: `${base}/mcp` },
       own: {
         type: 'stdio',
         command: process.execPath,
@@ -117,18 +116,22 @@ beforeAll(async () => {
       },
     },
   }
+  // -p asks no one: the tools the script calls are allowed by name (no bypass, which root may not use).
+  const argv = [
+    'claude',
+    '--mcp-config',
+    JSON.stringify(own),
+    '--allowedTools',
+    'mcp__holdfast,mcp__own__changed',
+  ]
+  const home = path.join(dir, 'home')
+  const cwd = path.join(dir, 'work')
+  fs.mkdirSync(cwd, { recursive: true })
   claude = startClaude({
     bin,
     cwd,
-    env: claudeEnv(home, base, { CLAUDE_CODE_GATEWAY_HINT_HEADERS: '1' }),
-    // -p asks no one: the tools the script calls are allowed by name (no bypass needed, even as root).
-    args: [
-      '--mcp-config',
-      JSON.stringify(mcp),
-      '--strict-mcp-config',
-      '--allowedTools',
-      'mcp__holdfast,mcp__own__changed',
-    ],
+    env: claudeEnv(home, vars.ANTHROPIC_BASE_URL as string, vars),
+    args: composeArgv(argv, vars.ANTHROPIC_BASE_URL as string, undefined, true).slice(1),
   })
   const subagent = {
     description: 'look around',
