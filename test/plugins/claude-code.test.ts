@@ -5,6 +5,8 @@
  * auxiliary and workflow classes, a quota probe); second sessions, names that stay usable, and
  * requests from anything else left alone. One end-to-end check: the body goes upstream untouched.
  */
+import fs from 'node:fs'
+import path from 'node:path'
 import claudeCode from '../../src/plugins/builtin/claude-code'
 import { exchange } from '../../src/plugins/exchange'
 import { runPlugin } from '../../src/plugins/instance'
@@ -14,6 +16,7 @@ import {
   CAPTURED_VERSIONS,
   type Fixture,
   fixture,
+  FIXTURES,
   meta,
   postFixture,
   withoutHints,
@@ -61,6 +64,19 @@ describe.each(captured)('claude-code on what Claude Code $version sends ($mode)'
     const second = at('second-session')
     const id = second.headers['x-claude-code-session-id'] as string
     expect(await p.identify(ex(second))).toMatchObject({ agent: `main.s-${id.slice(0, 8)}` })
+  })
+})
+
+describe('the captured fixtures', () => {
+  it('carry no key: x-api-key is REDACTED and nothing looks like an Anthropic key', () => {
+    for (const { version, mode } of captured) {
+      const dir = path.join(FIXTURES, version, mode)
+      for (const file of fs.readdirSync(dir)) {
+        const text = fs.readFileSync(path.join(dir, file), 'utf8')
+        expect(text).not.toMatch(/sk-ant-/)
+        expect((JSON.parse(text) as Fixture).headers['x-api-key']).toBe('REDACTED')
+      }
+    }
   })
 })
 
