@@ -24,8 +24,8 @@ export function envVars(
   }
   const vars: Record<string, string> = { ANTHROPIC_BASE_URL: base, OPENAI_BASE_URL: `${base}/v1` }
   if (token) vars.ANTHROPIC_CUSTOM_HEADERS = `x-holdfast-token: ${token}`
-  // Claude Code sends its x-claude-code-* hint headers to a custom base URL only with this set;
-  // the claude-code plugin reads them (docs: plugins/README.md).
+  // Claude Code sends its session and agent ids either way; with this set, newer versions (2.1.332)
+  // add x-claude-code-request-class. The claude-code plugin reads them (docs/plugins.md).
   vars.CLAUDE_CODE_GATEWAY_HINT_HEADERS = '1'
   return vars
 }

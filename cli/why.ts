@@ -99,6 +99,8 @@ export async function why(home: string, wsName: string, agent: string, stepName:
     const other = otherConversation(prevMeta, meta, moves)
     if (other) summary.push(`step ${formatStep(n - 1)} came from another conversation (${other})`)
   }
+  if (meta.harness_tools?.length)
+    summary.push(`loaded tools the harness declared itself (not injected): ${meta.harness_tools.join(', ')}`)
   const h = meta.hold
   summary.push(
     h.applied

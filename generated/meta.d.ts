@@ -45,6 +45,10 @@ export interface StepMeta {
    */
   injected_tools: string[]
   /**
+   * Loaded tools the client already declared as its own MCP tools (Claude Code: mcp__<server>__<presented name>), so compose did not inject them; absent when none.
+   */
+  harness_tools?: string[]
+  /**
    * Every field the proxy changed, and why.
    */
   changes: Change[]

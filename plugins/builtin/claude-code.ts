@@ -3,7 +3,8 @@
  * their own agents, so each conversation's steps stay one clean chain for the hold and `why`.
  * Invariant: it acts only on Claude Code's requests (user agent `claude-cli/…` or an
  * `x-claude-code-*` header), only through `identify`, and never edits the body. Its state (the
- * first session on each address, each session's main model) lives in memory: a restart forgets it.
+ * first session on each address, each session's main model and subagents) lives in memory: a
+ * restart forgets it.
  */
 import { createHash } from 'node:crypto'
 import { checkName, fitName } from '../../proxy/core/naming'
@@ -14,7 +15,7 @@ interface ClaudeCodeOptions {
   smallModels: string[]
   /** With no tools, a system prompt shorter than this marks a side request. */
   shortSystemChars: number
-  /** Classify by the heuristics when the request-class hint header is absent. */
+  /** Classify by the heuristics when neither a request class nor an agent id says. */
   heuristics: boolean
   /** Sessions remembered (the oldest is forgotten first). */
   maxSessions: number
@@ -37,7 +38,7 @@ const claudeCodeOptionsSchema = {
       default: 4000,
     },
     heuristics: {
-      description: 'Classify by the heuristics when the request-class hint header is absent.',
+      description: 'Classify by the heuristics when neither a request class nor an agent id says.',
       type: 'boolean',
       default: true,
     },
@@ -93,7 +94,11 @@ function idPart(raw: string, max: number): string {
   return kept || createHash('sha256').update(raw).digest('hex').slice(0, Math.min(8, max))
 }
 
-/** The request's class, from the hint headers, else (when allowed) the documented heuristics. */
+/**
+ * The request's class: the request-class header when present (Claude Code 2.1.332 with
+ * CLAUDE_CODE_GATEWAY_HINT_HEADERS=1), else an agent id (every version sends one on a subagent's
+ * requests, hint variable or not), else (when allowed) the documented heuristics.
+ */
 function classify(ex: Exchange, opts: ClaudeCodeOptions, mainModel: string | undefined): Classification {
   const h = ex.headers
   const cls = (h['x-claude-code-request-class'] ?? '').toLowerCase()
@@ -108,9 +113,11 @@ function classify(ex: Exchange, opts: ClaudeCodeOptions, mainModel: string | und
     case 'workflow':
       return { kind: 'auxiliary', via: `request class ${cls}` }
   }
-  if (h['x-claude-code-agent-id'] && h['x-claude-code-parent-agent-id'])
-    return { kind: 'subagent', via: 'an agent id with a parent agent id' }
-  if (!opts.heuristics) return { kind: 'main', via: 'no request class (heuristics off)' }
+  if (h['x-claude-code-agent-id']) {
+    const type = h['x-claude-code-agent-type']
+    return { kind: 'subagent', via: `an agent id${type ? ` (${type})` : ''}` }
+  }
+  if (!opts.heuristics) return { kind: 'main', via: 'no request class or agent id (heuristics off)' }
   const s = ex.summary
   if (s.maxTokens === 1) return { kind: 'auxiliary', via: 'a max_tokens: 1 probe' }
   const small = s.model !== null && opts.smallModels.some((m) => s.model?.includes(m))
@@ -118,7 +125,7 @@ function classify(ex: Exchange, opts: ClaudeCodeOptions, mainModel: string | und
     return { kind: 'auxiliary', via: `small model ${s.model} while the session's main model is ${mainModel}` }
   if (s.toolNames.length === 0 && s.systemChars < opts.shortSystemChars)
     return { kind: 'auxiliary', via: `no tools and a short system prompt (${s.systemChars} chars)` }
-  return { kind: 'main', via: 'no request class; tools or a full system prompt' }
+  return { kind: 'main', via: 'no request class or agent id; tools or a full system prompt' }
 }
 
 /** A map that forgets its oldest key beyond `max`. */
@@ -135,6 +142,7 @@ export default definePlugin<ClaudeCodeOptions>({
   setup({ options, log }) {
     const firstSession = new Map<string, string>() // `<ws>\0<agent>` → the first session seen there
     const mainModel = new Map<string, string>() // session id → the model of its main requests
+    const subagents = new Map<string, string>() // `<session>\0<agent id>` → the agent a subagent got
     return {
       identify(ex): IdentifyDecision | undefined {
         if (!isClaudeCode(ex.headers)) return undefined
@@ -155,23 +163,26 @@ export default definePlugin<ClaudeCodeOptions>({
         const model = typeof ex.body.model === 'string' ? ex.body.model : null
         if (c.kind === 'main' && session !== undefined && model !== null)
           remember(mainModel, session, model, options.maxSessions)
-        const agentId = ex.headers['x-claude-code-agent-id']
-        const agent = fitName(
-          c.kind === 'main'
-            ? base
-            : c.kind === 'auxiliary'
-              ? `${base}.aux`
-              : agentId
-                ? `${base}.sub-${idPart(agentId, 40)}`
-                : `${base}.sub`,
-        )
+        let agent: string
+        let nested = ''
+        if (c.kind === 'main') agent = base
+        else if (c.kind === 'auxiliary') agent = fitName(`${base}.aux`)
+        else {
+          const agentId = ex.headers['x-claude-code-agent-id']
+          // A parent that is itself a known subagent of this session nests the child under it.
+          const parentId = ex.headers['x-claude-code-parent-agent-id']
+          const parent = parentId ? subagents.get(`${session ?? ''}\0${parentId}`) : undefined
+          if (parent !== undefined) nested = `; under its parent agent ${parentId}`
+          agent = fitName(`${parent ?? base}.sub${agentId ? `-${idPart(agentId, 40)}` : ''}`)
+          if (agentId) remember(subagents, `${session ?? ''}\0${agentId}`, agent, options.maxSessions)
+        }
         if (agent === ex.agent) return undefined
         const problem = checkName('agent', agent)
         if (problem) {
           log.warn('left the request on its addressed agent', { problem })
           return undefined
         }
-        return { agent, why: `claude-code: ${c.via}${second}` }
+        return { agent, why: `claude-code: ${c.via}${nested}${second}` }
       },
     }
   },

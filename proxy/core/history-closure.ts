@@ -3,11 +3,13 @@
  * about to be sent no longer declare (unloaded, and not held) is declared once more, with its
  * refusal sentence as description and `{"type":"object"}` as schema, so the provider accepts the
  * history and the model learns the tool is gone. Invariant: only names presented for a declared
- * client (`<client>_<tool>`, callable) are closed; every byte outside `tools` is kept, and the
+ * client (`<client>_<tool>`, callable), or a harness's MCP name for one (`mcp__holdfast__<client>_<tool>`,
+ * core/harness-tools), are closed; every byte outside `tools` is kept, and the
  * existing tools bytes too (closures are appended inside the array). No clients → nothing to do.
  */
 import type { Dialect } from '../dialects/types'
 import type { Json, JsonObject } from './json'
+import { harnessPrefixes, withoutHarnessPrefix } from './harness-tools'
 import { isCallable } from './naming'
 import { applyEdits, jsonBytes, scanTopLevel } from './splice'
 import { notLoaded } from './tool-sentences'
@@ -27,10 +29,15 @@ export function closeHistory(
   clients: readonly string[],
 ): { names: string[]; tools: JsonObject[] } {
   if (clients.length === 0) return { names: [], tools: [] }
-  const called = dialect.calledToolNames(body).filter((n) => presentedByClient(n, clients))
-  if (called.length === 0) return { names: [], tools: [] }
+  const calls = dialect.calledToolNames(body)
   const tools: readonly Json[] = Array.isArray(body.tools) ? body.tools : []
   const declared = new Set(tools.map((t) => dialect.toolName(t)).filter((n) => n !== undefined))
+  // A harness's own name for a loaded tool (mcp__holdfast__fx_echo) is closed like the presented one.
+  const prefixes = harnessPrefixes([...declared, ...calls])
+  const called = calls.filter(
+    (n) => isCallable(n) && presentedByClient(withoutHarnessPrefix(n, prefixes), clients),
+  )
+  if (called.length === 0) return { names: [], tools: [] }
   const names = called.filter((n) => !declared.has(n))
   return {
     names,

@@ -37,6 +37,8 @@ export interface SendFacts {
   keyingHeaders: Record<string, string>
   hold: HoldVerdict
   injected: string[]
+  /** Loaded tools the harness declared itself (not injected). */
+  harnessTools: string[]
   changes: Change[]
   requestBytes: number
 }
@@ -64,6 +66,7 @@ export function sendMeta(s: SendFacts): StepMeta {
     cache_keying_headers: s.keyingHeaders,
     hold: s.hold,
     injected_tools: s.injected,
+    ...(s.harnessTools.length > 0 ? { harness_tools: s.harnessTools } : {}),
     changes: s.changes,
     request_bytes: s.requestBytes,
   }

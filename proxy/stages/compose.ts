@@ -1,11 +1,13 @@
 /**
  * compose (DESIGN §5.4, §7): the client's body with the route's fields, plus the agent's loaded
- * tools in the dialect's tool format, appended after the client's own tools in loaded-set order,
+ * tools in the dialect's tool format, appended after the client's own tools in loaded-set order
+ * (not those the client declares itself, as its own or through holdfast's MCP endpoint),
  * and the row's per-agent prompt cache key where the dialect has one. Invariant: one splice of
  * the client's bytes (fields outside the changed ones keep their bytes); a body nothing changed is
  * the client's own buffer; a client's own tool of the same name wins over the loaded one.
  */
 import type { Json, JsonObject } from '../core/json'
+import { harnessName, harnessPrefixes } from '../core/harness-tools'
 import { presentedName, presentedTool } from '../core/loaded-set'
 import { applyEdits, jsonBytes, type ScannedTop, toolsEdit } from '../core/splice'
 import type { Change } from '../../generated/meta'
@@ -25,6 +27,8 @@ export interface Composition {
   changes: Change[]
   /** Presented names of the loaded tools appended. */
   injected: string[]
+  /** Loaded tools the client already declared under its MCP naming (`mcp__holdfast__fx_echo`). */
+  harnessTools: string[]
 }
 
 export function compose(ctx: ServerContext, request: Accepted, who: Identified, route: Route): Composition {
@@ -32,15 +36,20 @@ export function compose(ctx: ServerContext, request: Accepted, who: Identified, 
   const overrides: JsonObject = { ...route.overrides }
   const changes = [...route.changes]
   const injected: string[] = []
+  const harnessTools: string[] = []
   const loaded = readLoadedSet(ctx.home, who.workspace, who.agent)
   if (loaded.length > 0) {
     const clientTools = Array.isArray(parsed.tools) ? parsed.tools : []
     const clientNames = new Set(clientTools.map((t) => dialect.toolName(t)).filter((n) => n !== undefined))
+    const prefixes = harnessPrefixes(clientNames)
     const added: Json[] = []
     const clashes: string[] = []
     for (const entry of loaded) {
       const name = presentedName(entry)
+      // Declared by the harness itself through holdfast's MCP endpoint: never a second time.
+      const own = harnessName(name, clientNames, prefixes)
       if (clientNames.has(name)) clashes.push(name)
+      else if (own !== undefined) harnessTools.push(own)
       else {
         added.push(dialect.tool(presentedTool(entry)))
         injected.push(name)
@@ -65,11 +74,13 @@ export function compose(ctx: ServerContext, request: Accepted, who: Identified, 
   const edits = Object.entries(overrides).map(([key, value]) =>
     key === 'tools' ? toolsEdit(value as Json[]) : { key, value: jsonBytes(value) },
   )
-  if (edits.length === 0) return { bytes: request.raw, parsed, top: request.top, changes, injected }
+  if (edits.length === 0)
+    return { bytes: request.raw, parsed, top: request.top, changes, injected, harnessTools }
   return {
     bytes: applyEdits(request.raw, request.top, edits),
     parsed: { ...parsed, ...overrides },
     changes,
     injected,
+    harnessTools,
   }
 }

@@ -23,6 +23,7 @@ export interface Held {
   /** The composition's changes, then the hold's and the history closure's. */
   changes: Change[]
   injected: string[]
+  harnessTools: string[]
   keyingHeaders: Record<string, string>
 }
 
@@ -64,6 +65,7 @@ export function hold(
     verdict: v,
     changes,
     injected: composed.injected,
+    harnessTools: composed.harnessTools,
     keyingHeaders,
   }
 }

@@ -48,6 +48,7 @@ export function record(
     keyingHeaders: held.keyingHeaders,
     hold: held.verdict,
     injected: held.injected,
+    harnessTools: held.harnessTools,
     changes: held.changes,
     requestBytes: held.bytes.length,
   })

@@ -1,86 +1,147 @@
 /**
- * The built-in claude-code plugin: each request class Claude Code sends, with its hint headers
- * and without them (the documented heuristics), second sessions, names that stay usable, and
+ * The built-in claude-code plugin on the requests Claude Code really sends (captured through
+ * holdfast from 2.1.197 and 2.1.332, with and without CLAUDE_CODE_GATEWAY_HINT_HEADERS=1), then
+ * on modelled requests for the headers no captured version sends (a parent agent id, the
+ * auxiliary and workflow classes, a quota probe); second sessions, names that stay usable, and
  * requests from anything else left alone. One end-to-end check: the body goes upstream untouched.
  */
+import fs from 'node:fs'
+import path from 'node:path'
 import claudeCode from '../../plugins/builtin/claude-code'
 import { exchange } from '../../plugins/exchange'
 import { runPlugin } from '../../plugins/instance'
 import { startProxy } from '../support/harness'
-import { agentsOf, type Fixture, fixture, meta, postFixture, withoutHints } from './support'
+import {
+  agentsOf,
+  CAPTURED_VERSIONS,
+  type Fixture,
+  fixture,
+  FIXTURES,
+  meta,
+  postFixture,
+  withoutHints,
+} from './support'
 
 const ex = (f: Fixture, agent = 'main') =>
   exchange({ body: f.body as never, headers: f.headers, path: f.path, agent })
-const withSession = (f: Fixture, id: string): Fixture => ({
+const withHeaders = (f: Fixture, headers: Record<string, string>): Fixture => ({
   ...f,
-  headers: { ...f.headers, 'x-claude-code-session-id': id },
+  headers: { ...f.headers, ...headers },
 })
+const idOf = (f: Fixture): string => f.headers['x-claude-code-agent-id'] as string
 
-describe('claude-code with the hint headers', () => {
-  const plugin = () => runPlugin(claudeCode)
+const captured = CAPTURED_VERSIONS.flatMap((version) =>
+  (['hints', 'plain'] as const).map((mode) => ({
+    version,
+    mode,
+    at: (n: string) => fixture(`${version}/${mode}/${n}`),
+  })),
+)
 
-  it('keeps main and compaction requests on the addressed agent', async () => {
-    const p = plugin()
-    expect(await p.identify(ex(fixture('main')))).toBeUndefined()
-    expect(await p.identify(ex(fixture('compaction')))).toBeUndefined()
-  })
-
-  it('puts a subagent on <agent>.sub-<agent id>', async () => {
-    expect(await plugin().identify(ex(fixture('subagent')))).toEqual({
-      agent: 'main.sub-a7f3c9e1-2b4d-4e6f-8a0c-1d3e5f7a9b2c',
-      why: 'claude-code: request class subagent',
-    })
-  })
-
-  it('puts auxiliary and workflow requests on <agent>.aux', async () => {
-    const p = plugin()
-    for (const name of ['title', 'quota', 'workflow']) {
-      expect(await p.identify(ex(fixture(name)))).toMatchObject({ agent: 'main.aux' })
+describe.each(captured)('claude-code on what Claude Code $version sends ($mode)', ({ version, mode, at }) => {
+  it('keeps the main, tool-result, compaction and after-compaction requests on the addressed agent', async () => {
+    const p = runPlugin(claudeCode)
+    for (const name of ['main', 'tool-result', 'compaction', 'after-compaction']) {
+      expect(await p.identify(ex(at(name)))).toBeUndefined()
     }
   })
 
+  it('puts the subagent on <agent>.sub-<its agent id>, from the agent id alone when no request class says', async () => {
+    const p = runPlugin(claudeCode)
+    await p.identify(ex(at('main')))
+    const sub = at('subagent')
+    const classed = sub.headers['x-claude-code-request-class'] !== undefined
+    expect(classed).toBe(version === '2.1.332' && mode === 'hints')
+    expect(await p.identify(ex(sub))).toEqual({
+      agent: `main.sub-${idOf(sub)}`,
+      why: classed ? 'claude-code: request class subagent' : 'claude-code: an agent id',
+    })
+  })
+
   it('puts a second session on the same address on <agent>.s-<first 8 of its session id>', async () => {
+    const p = runPlugin(claudeCode)
+    await p.identify(ex(at('main')))
+    const second = at('second-session')
+    const id = second.headers['x-claude-code-session-id'] as string
+    expect(await p.identify(ex(second))).toMatchObject({ agent: `main.s-${id.slice(0, 8)}` })
+  })
+})
+
+describe('the captured fixtures', () => {
+  it('carry no key: x-api-key is REDACTED and nothing looks like an Anthropic key', () => {
+    for (const { version, mode } of captured) {
+      const dir = path.join(FIXTURES, version, mode)
+      for (const file of fs.readdirSync(dir)) {
+        const text = fs.readFileSync(path.join(dir, file), 'utf8')
+        expect(text).not.toMatch(/sk-ant-/)
+        expect((JSON.parse(text) as Fixture).headers['x-api-key']).toBe('REDACTED')
+      }
+    }
+  })
+})
+
+describe('claude-code on the interactive title request (2.1.197; 2.1.332 sent none in the capture)', () => {
+  it.each(['hints', 'plain'])(
+    'sends it to <agent>.aux by the heuristics, before any main request (%s)',
+    async (mode) => {
+      expect(await runPlugin(claudeCode).identify(ex(fixture(`2.1.197/${mode}/title`)))).toEqual({
+        agent: 'main.aux',
+        why: 'claude-code: no tools and a short system prompt (1319 chars)',
+      })
+    },
+  )
+})
+
+describe('claude-code on modelled headers no captured version sends', () => {
+  const plugin = () => runPlugin(claudeCode)
+
+  it('lets the request class decide over an agent id and over the heuristics', async () => {
     const p = plugin()
-    expect(await p.identify(ex(fixture('main')))).toBeUndefined()
-    const other = 'c0ffee12-3456-4789-abcd-ef0123456789'
-    expect(await p.identify(ex(withSession(fixture('main'), other)))).toEqual({
-      agent: 'main.s-c0ffee12',
-      why: 'claude-code: request class main; a second session on main',
+    const sub = fixture('modelled/subagent')
+    expect(await p.identify(ex(withHeaders(sub, { 'x-claude-code-request-class': 'main' })))).toBeUndefined()
+    expect(await p.identify(ex(fixture('modelled/compaction')))).toBeUndefined()
+    for (const name of ['title', 'quota', 'workflow']) {
+      expect(await p.identify(ex(fixture(`modelled/${name}`)))).toMatchObject({ agent: 'main.aux' })
+    }
+  })
+
+  it('nests a subagent whose parent agent id is a known subagent of the session under that subagent', async () => {
+    const p = plugin()
+    const sub = fixture('modelled/subagent')
+    const outer = withHeaders(sub, { 'x-claude-code-agent-id': 'outer1' })
+    expect(await p.identify(ex(outer))).toMatchObject({ agent: 'main.sub-outer1' })
+    const inner = withHeaders(sub, {
+      'x-claude-code-agent-id': 'inner2',
+      'x-claude-code-parent-agent-id': 'outer1',
     })
-    expect(await p.identify(ex(withSession(fixture('title'), other)))).toMatchObject({
-      agent: 'main.s-c0ffee12.aux',
+    expect(await p.identify(ex(inner))).toEqual({
+      agent: 'main.sub-outer1.sub-inner2',
+      why: 'claude-code: request class subagent; under its parent agent outer1',
     })
-    // The first session stays first; another address has its own first session.
-    expect(await p.identify(ex(fixture('main')))).toBeUndefined()
-    expect(await p.identify(ex(withSession(fixture('main'), other), 'review'))).toBeUndefined()
+    // A parent never seen as a subagent (the main agent's own id): a first-level subagent.
+    expect(await p.identify(ex(sub))).toMatchObject({ agent: `main.sub-${idOf(sub)}` })
   })
 
   it('keeps only [A-Za-z0-9_-] of an id, so a derived agent name is always usable', async () => {
-    const f = fixture('subagent')
-    const hostile = { ...f, headers: { ...f.headers, 'x-claude-code-agent-id': '../../x y:z~^' } }
+    const f = fixture('modelled/subagent')
+    const hostile = withHeaders(f, { 'x-claude-code-agent-id': '../../x y:z~^' })
     expect(await plugin().identify(ex(hostile))).toMatchObject({ agent: 'main.sub-xyz' })
-    const empty = { ...f, headers: { ...f.headers, 'x-claude-code-agent-id': '../' } }
+    const empty = withHeaders(f, { 'x-claude-code-agent-id': '../' })
     expect((await plugin().identify(ex(empty)))?.agent).toMatch(/^main\.sub-[0-9a-f]{8}$/)
   })
 
   it('leaves requests that are not from Claude Code alone', async () => {
-    const f = fixture('title')
+    const f = fixture('2.1.197/plain/title')
     const sdk = { 'user-agent': 'Anthropic/JS 0.74.0', 'anthropic-version': '2023-06-01' }
     expect(await plugin().identify(exchange({ body: f.body as never, headers: sdk }))).toBeUndefined()
   })
 })
 
-describe('claude-code without the hint headers (heuristics)', () => {
-  it('keeps main and compaction requests (tools, full system prompt) on the addressed agent', async () => {
-    const p = runPlugin(claudeCode)
-    expect(await p.identify(ex(withoutHints(fixture('main'))))).toBeUndefined()
-    expect(await p.identify(ex(withoutHints(fixture('compaction'))))).toBeUndefined()
-  })
-
+describe('claude-code heuristics (no request class, no agent id)', () => {
   it('takes the session id from metadata.user_id when the header is absent', async () => {
     const p = runPlugin(claudeCode)
-    await p.identify(ex(withoutHints(fixture('main'))))
-    const other = withoutHints(fixture('main'))
+    await p.identify(ex(withoutHints(fixture('modelled/main'))))
+    const other = withoutHints(fixture('modelled/main'))
     const metadata = {
       user_id: JSON.stringify({ device_id: 'd', session_id: 'beefcafe-0000-4000-8000-000000000000' }),
     }
@@ -89,7 +150,7 @@ describe('claude-code without the hint headers (heuristics)', () => {
   })
 
   it('sends a max_tokens: 1 probe to <agent>.aux', async () => {
-    expect(await runPlugin(claudeCode).identify(ex(withoutHints(fixture('quota'))))).toEqual({
+    expect(await runPlugin(claudeCode).identify(ex(withoutHints(fixture('modelled/quota'))))).toEqual({
       agent: 'main.aux',
       why: 'claude-code: a max_tokens: 1 probe',
     })
@@ -97,57 +158,50 @@ describe('claude-code without the hint headers (heuristics)', () => {
 
   it("sends a small-model request to <agent>.aux while the session's main model is another", async () => {
     const p = runPlugin(claudeCode)
-    await p.identify(ex(withoutHints(fixture('main'))))
-    expect(await p.identify(ex(withoutHints(fixture('explore'))))).toEqual({
+    await p.identify(ex(withoutHints(fixture('modelled/main'))))
+    expect(await p.identify(ex(withoutHints(fixture('modelled/explore'))))).toEqual({
       agent: 'main.aux',
       why: "claude-code: small model claude-haiku-4-5-20251001 while the session's main model is claude-sonnet-4-5-20250929",
     })
   })
 
-  it('sends a request with no tools and a short system prompt to <agent>.aux, even before any main request', async () => {
-    const p = runPlugin(claudeCode)
-    expect(await p.identify(ex(withoutHints(fixture('title'))))).toMatchObject({
-      agent: 'main.aux',
-      why: expect.stringMatching(/no tools and a short system prompt/) as unknown,
-    })
-    expect(await p.identify(ex(withoutHints(fixture('workflow'))))).toMatchObject({ agent: 'main.aux' })
-  })
-
-  it('cannot tell a subagent on the main model from the main chain, and leaves it there', async () => {
-    expect(await runPlugin(claudeCode).identify(ex(withoutHints(fixture('subagent'))))).toBeUndefined()
+  it('cannot tell a subagent from the main chain without its agent id, and leaves it there', async () => {
+    expect(
+      await runPlugin(claudeCode).identify(ex(withoutHints(fixture('modelled/subagent')))),
+    ).toBeUndefined()
   })
 
   it('uses no heuristics when told not to', async () => {
     expect(
       await runPlugin(claudeCode, { heuristics: false } as never).identify(
-        ex(withoutHints(fixture('quota'))),
+        ex(withoutHints(fixture('modelled/quota'))),
       ),
     ).toBeUndefined()
   })
 })
 
 describe('claude-code in the proxy', () => {
-  it('records each class on its own agent, sends the body byte for byte, and says why in meta.json', async () => {
+  it('records a real 2.1.197 session: the subagent on its own agent, the rest one main chain, bodies byte for byte', async () => {
     const p = await startProxy()
     try {
       const base = `${p.url}/w/cc/a/main`
-      for (const name of ['main', 'title', 'subagent', 'compaction']) {
-        expect((await postFixture(base, fixture(name))).status).toBe(200)
-      }
+      const names = ['main', 'subagent', 'tool-result', 'compaction', 'after-compaction']
+      const sent = names.map((n) => fixture(`2.1.197/plain/${n}`))
+      for (const f of sent) expect((await postFixture(base, f)).status).toBe(200)
       await p.settled()
-      const sent = p.fake.received.map((r) => r.body.toString())
-      expect(sent).toEqual(
-        ['main', 'title', 'subagent', 'compaction'].map((n) => JSON.stringify(fixture(n).body)),
-      )
-      const sub = 'main.sub-a7f3c9e1-2b4d-4e6f-8a0c-1d3e5f7a9b2c'
-      expect(agentsOf(p.repo('cc'))).toEqual(['main', 'main.aux', sub])
+      expect(p.fake.received.map((r) => r.body.toString())).toEqual(sent.map((f) => JSON.stringify(f.body)))
+      const sub = `main.sub-${idOf(sent[1] as Fixture)}`
+      expect(agentsOf(p.repo('cc'))).toEqual(['main', sub])
       expect(meta(p.repo('cc'), sub, '001').identified).toEqual({
         plugin: 'claude-code',
         from_workspace: 'cc',
         from_agent: 'main',
-        why: 'claude-code: request class subagent',
+        why: 'claude-code: an agent id',
       })
-      expect(meta(p.repo('cc'), 'main', '002').identified).toBeUndefined() // compaction: the main chain
+      // The main chain: main, tool result, compaction, after compaction; the tool result's step
+      // continues the first one (the subagent no longer lands between them).
+      expect(meta(p.repo('cc'), 'main', '002').hold.reason).toBe('no-subtraction')
+      expect(meta(p.repo('cc'), 'main', '004').identified).toBeUndefined()
     } finally {
       await p.close()
     }

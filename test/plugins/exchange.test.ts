@@ -7,7 +7,7 @@ import { fixture } from './support'
 
 describe('the exchange summary', () => {
   it('gives approximate tokens, tool names, the last user text and the headers as recorded', () => {
-    const f = fixture('main')
+    const f = fixture('modelled/main')
     const ex = exchange({ body: f.body as never, headers: f.headers })
     const s = ex.summary
     expect(s.approxTokens).toBe(Math.ceil(Buffer.byteLength(JSON.stringify(f.body)) / 4))

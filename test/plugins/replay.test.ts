@@ -27,7 +27,7 @@ beforeAll(async () => {
   expect((await post(base, ask('summarize the design'))).status).toBe(200)
   const turn2 = [first, { role: 'assistant', content: 'ok' }, { role: 'user', content: words(400) }]
   expect((await post(base, { ...ask(''), messages: turn2 })).status).toBe(200)
-  expect((await postFixture(base, fixture('title'))).status).toBe(200) // lands on main.aux
+  expect((await postFixture(base, fixture('2.1.197/plain/title'))).status).toBe(200) // lands on main.aux
   await p.settled()
   // After recording: list the example with its options (the running server read its config already).
   const yaml = JSON.parse(fs.readFileSync(path.join(p.home, 'holdfast.yaml'), 'utf8')) as object
@@ -88,7 +88,7 @@ describe('holdfast replay', () => {
         recorded: expect.objectContaining({ agent: 'main.aux' }) as unknown,
         identify: {
           agent: 'main.aux',
-          why: expect.stringMatching(/^claude-code: request class auxiliary/) as unknown,
+          why: expect.stringMatching(/^claude-code: no tools and a short system prompt/) as unknown,
         },
       }),
     ])

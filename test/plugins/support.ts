@@ -19,13 +19,17 @@ export const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'claude-code')
 /** The tutorial's example plugin (plugins/examples/long-context). */
 export const EXAMPLE = path.join(ROOT, 'plugins', 'examples', 'long-context', 'index.js')
 
+/** Claude Code versions whose real requests are captured under test/fixtures/claude-code/<version>/. */
+export const CAPTURED_VERSIONS = ['2.1.197', '2.1.332'] as const
+
+/** A fixture by its path under test/fixtures/claude-code, without `.json` (`2.1.197/plain/main`, `modelled/quota`). */
 export function fixture(name: string): Fixture {
   return JSON.parse(fs.readFileSync(path.join(FIXTURES, `${name}.json`), 'utf8')) as Fixture
 }
 
 const HINTS = ['x-claude-code-request-class', 'x-claude-code-agent-id', 'x-claude-code-parent-agent-id']
 
-/** The fixture as an older Claude Code (or one without CLAUDE_CODE_GATEWAY_HINT_HEADERS) sends it. */
+/** A modelled fixture without its hint headers and session header (as the heuristics alone see it). */
 export function withoutHints(f: Fixture): Fixture {
   const headers = Object.fromEntries(
     Object.entries(f.headers).filter(([k]) => !HINTS.includes(k) && k !== 'x-claude-code-session-id'),

@@ -112,6 +112,22 @@ describe('anthropic dialect', () => {
     expect(message.usage.output_tokens).toBe(Math.ceil(DEFAULT_TEXT.length / 4))
   })
 
+  test('answer scripts each request that no queued script takes, from its path, headers and body', async () => {
+    const model = await startFakeUpstream({
+      answer: (asked) => ({ text: `seen ${asked.path} ${String(asked.body?.max_tokens)}` }),
+    })
+    try {
+      const client = new Anthropic({ baseURL: model.anthropicBaseUrl, apiKey: 'test', maxRetries: 0 })
+      model.enqueue({ text: 'queued first' })
+      const first = await client.messages.create(hello)
+      const second = await client.messages.create(hello)
+      expect(first.content).toMatchObject([{ text: 'queued first' }])
+      expect(second.content).toMatchObject([{ text: 'seen /v1/messages 64' }])
+    } finally {
+      await model.close()
+    }
+  })
+
   test('count_tokens answers ceil(body bytes / 4)', async () => {
     const counted = await anthropic.messages.countTokens({ model: MODEL, messages: hello.messages })
     const sent = fake.received[0]!.body

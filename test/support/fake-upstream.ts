@@ -4,6 +4,7 @@
  * node:http on 127.0.0.1, with scripted failures and function calls.
  * Invariant: every request is pushed to `received` (exact body bytes) before any byte of its answer.
  * Usage is deterministic (~4 bytes a token); cache reads are the prefix shared with an earlier request.
+ * A request no queued script takes may be scripted from what it asks, by `answer` (a scripted model).
  */
 import * as http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
@@ -74,6 +75,14 @@ export interface Script {
   trailers?: Record<string, string>
 }
 
+/** What `answer` sees of a request that no queued script took. */
+export interface Asked {
+  path: string
+  headers: http.IncomingHttpHeaders
+  /** The parsed body (undefined when it is not a JSON object). */
+  body: Record<string, unknown> | undefined
+}
+
 export interface FakeUpstream {
   /** `http://127.0.0.1:PORT` */
   readonly url: string
@@ -102,6 +111,8 @@ export interface FakeUpstreamOptions {
   cacheModel?: boolean
   /** Called with each request as it is pushed to `received`, before any byte of its answer. */
   onReceived?: (request: Received) => void
+  /** Scripts a request that no queued script takes, from what it asks (a scripted model); undefined: the default answer. */
+  answer?: (asked: Asked) => Script | undefined
 }
 
 export const DEFAULT_TEXT = 'Hello from the fake upstream.'
@@ -239,7 +250,8 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
     const entry = { method: ex.method, url: req.url ?? '/', headers: req.headers, body, at: Date.now() }
     received.push(entry)
     opts.onReceived?.(entry)
-    ex.script = takeScript(ex.path)
+    ex.script =
+      takeScript(ex.path) ?? opts.answer?.({ path: ex.path, headers: req.headers, body: parseObject(body) })
     if (ex.script?.hang) return
     const delay = ex.script?.delayMs ?? latencyMs
     if (delay > 0) await sleep(delay)
@@ -710,6 +722,18 @@ function readBody(req: http.IncomingMessage): Promise<Buffer | null> {
       if (!req.complete) resolve(null)
     })
   })
+}
+
+/** The body as a JSON object, or undefined. */
+function parseObject(body: Buffer): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(body.toString('utf8'))
+    return v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : undefined
+  } catch {
+    return undefined // not JSON: the route answers it with the dialect's error
+  }
 }
 
 /** Resolves once the chunk is handed to the socket, or once the response is gone. */

@@ -36,6 +36,26 @@ describe('history closure', () => {
     expect(closeHistory(anthropic, body, []).names).toEqual([])
   })
 
+  it("closes a harness's MCP name for a loaded tool (mcp__holdfast__fx_echo) that the tools no longer declare", () => {
+    const body = anthropicBody(['mcp__holdfast__clients'], ['mcp__holdfast__fx_echo', 'mcp__srv__fx_shout'])
+    expect(closeHistory(anthropic, body, ['fx']).names).toEqual(['mcp__holdfast__fx_echo'])
+    // Another server counts as holdfast's once its clients tool is declared.
+    const named = anthropicBody(['mcp__srv__clients'], ['mcp__srv__fx_shout', 'mcp__other__fx_echo'])
+    expect(closeHistory(anthropic, named, ['fx'])).toEqual({
+      names: ['mcp__srv__fx_shout'],
+      tools: [
+        {
+          name: 'mcp__srv__fx_shout',
+          description: notLoaded('mcp__srv__fx_shout'),
+          input_schema: { type: 'object' },
+        },
+      ],
+    })
+    // Still declared by the harness: nothing to close.
+    const declared = anthropicBody(['mcp__holdfast__fx_echo'], ['mcp__holdfast__fx_echo'])
+    expect(closeHistory(anthropic, declared, ['fx']).names).toEqual([])
+  })
+
   it('recognises a presented name only as <client>_<tool> for a declared client, and callable', () => {
     expect(presentedByClient('fx_echo', ['fx'])).toBe(true)
     expect(presentedByClient('fx_', ['fx'])).toBe(false)
