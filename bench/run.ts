@@ -176,21 +176,20 @@ async function roleResolution(): Promise<string[]> {
     await reader.resolve('agent:a', tip)
     return { warm: pct(warm, 50), moved: performance.now() - t }
   }
-  const step = async (n: number): Promise<void> => {
-    const dir = ws.stepDir('a', n)
-    fs.mkdirSync(dir, { recursive: true })
-    fs.writeFileSync(path.join(dir, 'meta.json'), '{}')
-    fs.writeFileSync(path.join(dir, 'request.json'), JSON.stringify({ n, pad: 'x'.repeat(4000) }))
-  }
-  await step(1)
-  await ws.commitSteps([{ agent: 'a', n: 1, model: 'm' }])
+  const step = (n: number) => ({
+    agent: 'a',
+    n,
+    model: 'm',
+    files: {
+      'meta.json': Buffer.from('{}'),
+      'request.json': Buffer.from(JSON.stringify({ n, pad: 'x'.repeat(4000) })),
+    },
+  })
+  await ws.commitSteps([step(1)])
   const at1 = await measure()
   for (let n = 2; n <= 500; n += 50) {
     const batch = []
-    for (let k = n; k < n + 50 && k <= 500; k++) {
-      await step(k)
-      batch.push({ agent: 'a', n: k, model: 'm' })
-    }
+    for (let k = n; k < n + 50 && k <= 500; k++) batch.push(step(k))
     await ws.commitSteps(batch)
   }
   const at500 = await measure()

@@ -3,7 +3,8 @@
  * command refuses an unknown workspace or agent the same way (exit 1, one sentence naming what
  * exists), and looking never creates anything.
  */
-import { journalAgents, journalSteps } from '../proxy/record/journal'
+import { journalAgents } from '../proxy/record/journal'
+import { journalOf } from '../proxy/record/read'
 import { listRefs } from '../proxy/store/git-refs'
 import { assertName } from '../proxy/core/naming'
 import { listWorkspaces, Workspace } from '../proxy/store/workspace'
@@ -35,8 +36,8 @@ export async function existingWorkspace(home: string, name: string): Promise<Wor
 export async function agentsOf(ws: Workspace): Promise<string[]> {
   const names = new Set<string>()
   for (const { ref } of await listRefs(ws.repo, AGENT_REFS)) names.add(ref.slice(AGENT_REFS.length))
-  for (const a of await journalAgents(ws.journalDir)) {
-    if ((await journalSteps(ws.agentJournal(a))).length > 0) names.add(a)
+  for (const a of journalAgents(ws.journalDir)) {
+    if (journalOf(ws, a).size > 0) names.add(a)
   }
   return [...names].sort()
 }

@@ -5,7 +5,8 @@
  * (The previous record the hold reads lives with the record: record/previous.)
  */
 import { formatStep } from './core/naming'
-import { journalSteps } from './record/journal'
+import type { CommitJob } from './record'
+import { readJournal } from './record/journal'
 import type { Committer } from './store/committer'
 import type { Workspace } from './store/workspace'
 import type { Logger } from './log'
@@ -39,9 +40,12 @@ export class AgentState {
     readonly name: string,
     private readonly log: Logger,
     private readonly committer: Committer,
-    /** Run `git gc` on the workspace after this many step commits (0: never). */
-    private readonly gcEvery = 0,
+    /** Merge the workspace's packs, once quiet, after this many step commits (0: never). */
+    private readonly maintainAfter = 0,
   ) {}
+
+  /** Called when step `n` (and every step before it) is committed. */
+  onCommitted: (n: number) => void = () => undefined
 
   /** The key of this agent among all a server has seen (`<ws>\0<agent>`). */
   get key(): string {
@@ -52,15 +56,16 @@ export class AgentState {
   init(): Promise<void> {
     this.initialized ??= (async () => {
       await this.ws.ensure()
-      const journal = await journalSteps(this.ws.agentJournal(this.name))
+      const journal = [...readJournal(this.journalDir).keys()]
       this.committed = await this.ws.committedSteps(this.name)
       this.next = Math.max(this.committed, journal[journal.length - 1] ?? 0) + 1
     })()
     return this.initialized
   }
 
-  stepDir(n: number): string {
-    return this.ws.stepDir(this.name, n)
+  /** Where this agent's journal files are. */
+  get journalDir(): string {
+    return this.ws.agentJournal(this.name)
   }
 
   /**
@@ -84,14 +89,20 @@ export class AgentState {
    * and retries a branch it cannot move). Returns a promise settling when the commit has landed,
    * or failed for good (then this agent's later steps stay in the journal until a restart).
    */
-  queueCommit(n: number, finished: Promise<unknown>, model: string | null): Promise<void> {
+  queueCommit(n: number, finished: Promise<CommitJob>): Promise<void> {
     const submitted = this.submitted.then(() => finished.catch(() => undefined))
     this.submitted = submitted
-    const landed = submitted.then(async () => {
+    const landed = submitted.then(async (job) => {
       if (this.stalled) return
+      if (!job) {
+        // The pipeline always settles a step's commit; this is a bug, kept to the journal.
+        this.stalled = new Error(`step ${formatStep(n)} was never finished`)
+        this.log.error({ ws: this.ws.name, agent: this.name, step: formatStep(n) }, String(this.stalled))
+        return
+      }
       const t0 = Date.now()
       try {
-        await this.committer.commit(this.ws.home, this.ws.name, this.name, n, model)
+        await this.committer.commit(this.ws.home, this.ws.name, job, this.maintainAfter)
       } catch (err) {
         this.stalled ??= err instanceof Error ? err : new Error(String(err))
         this.log.error(
@@ -105,21 +116,10 @@ export class AgentState {
         'committed',
       )
       this.committed = Math.max(this.committed, n)
-      this.maybeMaintain()
+      this.onCommitted(this.committed)
     })
     this.chain = Promise.all([this.chain, landed]).then(() => undefined)
     return landed
-  }
-
-  /** Schedule `git gc` off the request path every `gcEvery` commits of the workspace. */
-  private maybeMaintain(): void {
-    if (this.gcEvery <= 0 || ++this.ws.commitsSinceMaintain < this.gcEvery) return
-    this.ws.commitsSinceMaintain = 0
-    const t0 = Date.now()
-    this.committer.maintain(this.ws.home, this.ws.name).then(
-      () => this.log.info({ ws: this.ws.name, ms: Date.now() - t0 }, 'packed the workspace repository'),
-      (err: unknown) => this.log.warn({ ws: this.ws.name, err: String(err) }, 'git gc failed'),
-    )
   }
 
   /** Settles when every queued commit has run. */

@@ -77,6 +77,8 @@ export class ServerContext {
     let a = this.agents.get(key)
     if (!a) {
       a = new AgentState(this.workspace(ws), name, this.log, this.committer, this.gcEvery)
+      const agent = a
+      a.onCommitted = (n) => this.records.committed(agent, n)
       this.agents.set(key, a)
     }
     return a

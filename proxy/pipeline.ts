@@ -22,7 +22,7 @@ import { compose } from './stages/compose'
 import { hold, previousForCount } from './stages/hold'
 import { record } from './stages/record'
 import { forward } from './stages/forward'
-import { finish } from './stages/finish'
+import { fallbackCommit, finish } from './stages/finish'
 
 /** Run one recorded step (or one `count_tokens` call) from its request to its committed record. */
 export async function handle(ctx: ServerContext, incoming: Incoming, res: ServerResponse): Promise<void> {
@@ -43,8 +43,8 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
       return
     }
     const agent = ctx.agent(who.workspace, who.agent)
-    step = await agent.critical((n) => {
-      const held = hold(ctx, request, composed, ctx.records.previous(agent, n, request.dialect))
+    step = await agent.critical(async (n) => {
+      const held = hold(ctx, request, composed, await ctx.records.previous(agent, n, request.dialect))
       return record(ctx, request, who, route, held, agent, n)
     })
   } catch (err) {
@@ -63,7 +63,8 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
       'finishing a step failed',
     )
   } finally {
-    step.release()
+    // A step whose finish never ran is committed with its send half (no answer is known).
+    step.settle(fallbackCommit(step, step.meta, null))
   }
   await plugins.settled(step.meta) // finish's meta; the send half alone if finish failed
 }

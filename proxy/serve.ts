@@ -129,6 +129,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           await closed
           await up.close()
           await ctx.committer.close()
+          ctx.records.close()
           removeServeInfo(opts.home)
           release()
         })()),

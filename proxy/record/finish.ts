@@ -1,35 +1,36 @@
 /**
  * The finish half of a record: decode the provider's answer (the client got it as sent), read
- * usage and stop reason from it, price it, and write `response.*` and the completed `meta.json`.
- * Runs in the commit worker (or inline), never on the thread that serves requests. Invariant: the
- * response is written before the meta that names it; a body that cannot be decoded is kept raw
- * and the meta says so.
+ * usage and stop reason from it, price it, and say what the step's `response.*` file holds. Runs
+ * in the commit worker (or inline), never on the thread that serves requests; it writes nothing —
+ * the commit writes the record. Invariant: a body that cannot be decoded is kept raw and the meta
+ * says so; an identity answer is never copied (the commit reads it from the journal).
  */
-import fs from 'node:fs'
-import path from 'node:path'
 import zlib from 'node:zlib'
 import { estimateCost } from '../core/cost'
 import { dialectByName, type DialectName } from '../dialects'
 import type { Price } from '../../generated/holdfast'
 import type { StepMeta } from '../../generated/meta'
-import { finishRecord, PART_FILE, type ResponseFile } from './journal'
+import { type Extent, readPlaced, type ResponseFile } from './journal'
+
+/** Where an answer's bytes are: in the journal (as the provider sent them), or here. */
+export type AnswerBytes = { file: string; extents: Extent[] } | { bytes: Buffer }
 
 export interface FinishJob {
-  dir: string
   dialect: DialectName
   /** The meta with everything but what the answer's body says (usage, cost, stop reason). */
   meta: StepMeta
-  /**
-   * The answer's bytes as the provider sent them (possibly gzip/br), or none when no answer came
-   * or when `streamed` (then they are read from the journal's `response.part`).
-   */
-  body: Buffer | null
+  /** The answer as the provider sent it (possibly gzip/br); null when no answer came. */
+  answer: AnswerBytes | null
   contentType: string
   contentEncoding: string
   holdApplied: boolean
   prices: Readonly<Record<string, Price>> | undefined
-  /** The answer is whole in the journal's `response.part` (read from there; an identity body is renamed, not rewritten). */
-  streamed?: boolean
+}
+
+/** The finished record's answer half: the meta, and what its `response.*` file holds. */
+export interface Finished {
+  meta: StepMeta
+  response: { file: ResponseFile; bytes: AnswerBytes } | null
 }
 
 /** Decode a body by its content-encoding, for the record and usage (the client got the raw bytes). */
@@ -42,17 +43,18 @@ export function decodeBody(body: Buffer, encoding: string): Buffer {
   return body
 }
 
-/** Complete the meta from the answer and write both files; returns the meta as written. */
-export function completeFinish(job: FinishJob): StepMeta {
+/** The bytes an AnswerBytes names (a Buffer sent between threads arrives as a Uint8Array: viewed as one again). */
+export function answerBytes(a: AnswerBytes): Buffer {
+  if ('file' in a) return readPlaced(a.file, a.extents)
+  return Buffer.from(a.bytes.buffer, a.bytes.byteOffset, a.bytes.byteLength)
+}
+
+/** Complete the meta from the answer. */
+export function finishStep(job: FinishJob): Finished {
   const type = job.contentType.toLowerCase()
   const sse = type.includes('text/event-stream')
   const file: ResponseFile = sse ? 'response.sse' : type.includes('json') ? 'response.json' : 'response.txt'
-  // Sent from the serving thread, a Buffer arrives as a plain Uint8Array: view it as a Buffer again.
-  const raw = job.streamed
-    ? fs.readFileSync(path.join(job.dir, PART_FILE))
-    : job.body
-      ? Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength)
-      : null
+  const raw = job.answer ? answerBytes(job.answer) : null
   let decoded = raw
   let decodeError: string | undefined
   if (raw) {
@@ -92,11 +94,7 @@ export function completeFinish(job: FinishJob): StepMeta {
             }
           : null),
   }
-  const renamed = decoded !== null && decoded === raw && job.streamed === true
-  finishRecord(
-    job.dir,
-    decoded ? (renamed ? { file, fromPart: true } : { file, bytes: decoded }) : undefined,
-    meta,
-  )
-  return meta
+  if (!decoded || !job.answer) return { meta, response: null }
+  // Unchanged by decoding: the commit reads it where it is; decoded: the decoded bytes travel.
+  return { meta, response: { file, bytes: decoded === raw ? job.answer : { bytes: decoded } } }
 }

@@ -1,21 +1,32 @@
 /**
- * The record (DESIGN §2, §5): one home for everything about a step's files — the send half written
- * before the send, the previous record the hold reads, the answer teed into the journal as it
- * streams, the finish half, the meta builders, recovery, and the step reads of the CLI. Data:
- * the journal `<home>/workspaces/<ws>/steps/<agent>/<NNN>/` until a step is committed, then the
- * agent's branch. Invariant: nothing is sent that is not recorded; a record that cannot be written
- * refuses the step (RECORD_WRITE_FAILED) and leaves no directory behind.
+ * The record (DESIGN §2, §5): one home for everything about a step's record — the send half
+ * written before the send, the previous record the hold reads, the answer teed into the journal as
+ * it streams, the finish half, the meta builders, what a commit holds, recovery, and the step reads
+ * of the CLI. Data: each agent's journal (`<home>/workspaces/<ws>/journal/<agent>/`, record/journal)
+ * until a step is committed, then the agent's branch. Invariant: nothing is sent that is not
+ * recorded; a record that cannot be written refuses the step (RECORD_WRITE_FAILED).
  */
-import fs from 'node:fs'
 import path from 'node:path'
 import { HoldfastError } from '../core/errors'
-import type { PreviousStep, RecordFault } from '../core/hold'
+import { type PreviousStep, RecordFault } from '../core/hold'
 import { formatStep } from '../core/naming'
+import { recordParser } from '../core/record'
 import type { Dialect } from '../dialects/types'
 import type { AgentState } from '../agents'
-import { REQUEST_FILE, ResponseTee, writeRecord } from './journal'
+import type { Finished } from './finish'
+import {
+  Journal,
+  type JournalEntry,
+  META_FILE,
+  metaBytes,
+  readPlaced,
+  REQUEST_FILE,
+  type StepPlace,
+} from './journal'
 import type { StepMeta } from './meta'
 import { PreviousRecords } from './previous'
+import { committedKind, readCommittedFile } from './read'
+import { answerBytes } from './finish'
 
 export {
   answeredMeta,
@@ -26,10 +37,34 @@ export {
   type SendFacts,
   type StepMeta,
 } from './meta'
+export type { JournalEntry } from './journal'
+
+/** What one step's commit holds: where its request is, and its finished answer half. */
+export interface CommitJob {
+  agent: string
+  n: number
+  model: string | null
+  request: StepPlace
+  finished: Finished
+}
+
+/** A step's files as its commit holds them: request.json, meta.json, and its response, if any. */
+export function recordFiles(job: CommitJob): Record<string, Buffer> {
+  const files: Record<string, Buffer> = {
+    [REQUEST_FILE]: readPlaced(job.request.file, [job.request.request]),
+    [META_FILE]: metaBytes(job.finished.meta),
+  }
+  const r = job.finished.response
+  if (r) files[r.file] = answerBytes(r.bytes)
+  return files
+}
 
 export class Records {
   /** The agents' previous requests, within holdfast.yaml `limits.previous_cache_bytes`. */
   readonly previousRecords: PreviousRecords
+  readonly journal: Journal
+  /** Where each agent's uncommitted steps are in its journal (a kept copy may have been dropped). */
+  private readonly placed = new Map<string, Map<number, { place: StepPlace; meta: StepMeta }>>()
 
   constructor(
     previousBudget: number,
@@ -37,16 +72,63 @@ export class Records {
     readonly fsync: boolean,
   ) {
     this.previousRecords = new PreviousRecords(previousBudget)
-  }
-
-  /** The record before step `n` of `agent`, for the hold (undefined: none; a RecordFault: unreadable). */
-  previous(agent: AgentState, n: number, dialect: Dialect): PreviousStep | RecordFault | undefined {
-    return this.previousRecords.read(agent.key, (i) => agent.stepDir(i), n, dialect)
+    this.journal = new Journal(fsync)
   }
 
   /**
-   * Write step `n`'s send half (meta first, then the exact bytes to send) and remember the request
-   * as the agent's next previous. Throws RECORD_WRITE_FAILED, leaving nothing, when it cannot.
+   * The record before step `n` of `agent`, for the hold: the kept copy, else the journal's (not
+   * committed yet), else the agent's branch. Undefined when there is none; a RecordFault when it
+   * cannot be read back as a request (the step then goes as composed).
+   */
+  async previous(
+    agent: AgentState,
+    n: number,
+    dialect: Dialect,
+  ): Promise<PreviousStep | RecordFault | undefined> {
+    if (n <= 1) return undefined
+    const kept = this.previousRecords.get(agent.key, n - 1)
+    if (kept) return kept
+    const where = `step ${formatStep(n - 1)} of ${agent.name}`
+    let bytes: Buffer | undefined
+    let meta: StepMeta | undefined
+    const placed = this.placed.get(agent.key)?.get(n - 1)
+    try {
+      if (placed) {
+        bytes = readPlaced(placed.place.file, [placed.place.request])
+        meta = placed.meta
+      } else {
+        bytes = await readCommittedFile(agent.ws, agent.name, n - 1, REQUEST_FILE)
+        const m = bytes && (await readCommittedFile(agent.ws, agent.name, n - 1, META_FILE))
+        meta = m ? (JSON.parse(m.toString('utf8')) as StepMeta) : undefined
+      }
+    } catch (err) {
+      return new RecordFault(`${where}'s request.json`, (err as Error).message)
+    }
+    if (!bytes) {
+      // A directory where the request should be is a broken record, not a missing one.
+      if (!placed && (await committedKind(agent.ws, agent.name, n - 1, REQUEST_FILE)) === 'tree')
+        return new RecordFault(`${where}'s request.json`, 'it is a directory, not a file')
+      return undefined
+    }
+    let parsed
+    try {
+      parsed = recordParser(dialect)(bytes, `${where}'s request.json`)
+    } catch (err) {
+      return err as RecordFault
+    }
+    return this.previousRecords.remember(agent.key, n - 1, {
+      path: `${where}'s request.json`,
+      bytes,
+      parsed,
+      sentAt: meta ? Date.parse(meta.started_at) : Date.now(),
+      headers: meta?.cache_keying_headers ?? {},
+      status: meta?.status ?? undefined,
+    })
+  }
+
+  /**
+   * Write step `n`'s send half (its meta, then the exact bytes to send, in one journal frame) and
+   * keep the request as the agent's next previous. Throws RECORD_WRITE_FAILED when it cannot.
    */
   writeSend(
     agent: AgentState,
@@ -54,34 +136,46 @@ export class Records {
     bytes: Buffer,
     parsed: PreviousStep['parsed'],
     meta: StepMeta,
-  ): void {
-    const dir = agent.stepDir(n)
+  ): JournalEntry {
+    let entry: JournalEntry
     try {
-      writeRecord(dir, bytes, meta, this.fsync)
+      entry = this.journal.agent(agent.journalDir).send(n, meta, bytes)
     } catch (err) {
-      fs.rmSync(dir, { recursive: true, force: true })
       throw new HoldfastError(
         'RECORD_WRITE_FAILED',
         `the record of step ${formatStep(n)} could not be written; nothing was sent`,
         { cause: err },
       )
     }
+    let placed = this.placed.get(agent.key)
+    if (!placed) this.placed.set(agent.key, (placed = new Map()))
+    placed.set(n, { place: entry.place, meta })
     this.previousRecords.remember(agent.key, n, {
-      path: path.join(dir, REQUEST_FILE),
+      path: path.join(agent.journalDir, `step ${formatStep(n)}`),
       bytes,
       parsed,
       sentAt: Date.parse(meta.started_at),
       headers: meta.cache_keying_headers,
     })
-  }
-
-  /** Where step `n`'s answer streams into the journal as the client receives it. */
-  tee(agent: AgentState, n: number): ResponseTee {
-    return new ResponseTee(agent.stepDir(n), this.fsync)
+    return entry
   }
 
   /** The provider answered step `n` with `status` (the hold refuses to hold after a 4xx). */
   answered(agent: AgentState, n: number, status: number | undefined): void {
     this.previousRecords.answered(agent.key, n, status)
+  }
+
+  /** Steps up to `n` of `agent` are committed: their journal files can go. */
+  committed(agent: AgentState, n: number): void {
+    const placed = this.placed.get(agent.key)
+    if (placed) {
+      for (const k of placed.keys()) if (k <= n) placed.delete(k)
+      if (placed.size === 0) this.placed.delete(agent.key)
+    }
+    this.journal.agent(agent.journalDir).committed(n)
+  }
+
+  close(): void {
+    this.journal.close()
   }
 }

@@ -1,67 +1,37 @@
 /**
- * The journal: `<home>/workspaces/<ws>/steps/<agent>/<NNN>/` holds each step's record before it
- * is committed. Invariant: `meta.json` (send half, with `request_bytes`) is written first and
- * `request.json` last, and nothing is sent before both are written: a step directory whose
- * `request.json` has `request_bytes` bytes is a complete record; any other was never sent.
- * Later writes replace files by temp file + rename. The answer streams into `response.part`
- * (created just before the send: its absence means the step was never sent) and
- * `response.head.json` (status, headers, byte count) is written before the answer's end reaches
- * the client; the finish half then writes `response.*` and the completed meta. The journal keeps
- * uncommitted steps and each agent's latest step.
+ * The journal: each agent's records before they are committed, in append-only logs
+ * `<home>/workspaces/<ws>/journal/<agent>/<NNN>.log` (NNN: the first step the file holds). A step
+ * is a few frames: SEND (the send half of `meta.json` and the exact request bytes), SENT (just
+ * before the request goes upstream), CHUNK (each piece of the answer, before the client gets it)
+ * and HEAD (status, headers and size, before the client can know the answer is whole).
+ * Invariant: a frame is one write of a 16-byte header (type, step, length, CRC-32 of the payload)
+ * and its payload, appended; a torn or corrupt frame ends its file for every reader; a SEND frame
+ * that reads back whole is a complete record, and nothing is sent before it is written. A file is
+ * removed once every step in it is committed. Writes are synchronous: one `write` to an open file
+ * costs less than a trip through the thread pool, and a chunk is in the file before the client has it.
  */
 import fs from 'node:fs'
-import fsp from 'node:fs/promises'
 import path from 'node:path'
+import zlib from 'node:zlib'
 import type { StepMeta } from '../../generated/meta'
-import { compareSteps, formatStep, parseStep } from '../core/naming'
-import { writeFileAtomicSync } from '../store/atomic'
+import { formatStep, parseStep } from '../core/naming'
 
 export type { StepMeta }
 
-export const REQUEST_FILE = 'request.json'
-/** The provider's answer as it streams, raw (still gzip/br when the provider sent it so). */
-export const PART_FILE = 'response.part'
-/** Written before the answer's end reaches the client: the answer is whole in PART_FILE. */
-export const HEAD_FILE = 'response.head.json'
-export const META_FILE = 'meta.json'
-export const RESPONSE_FILES = ['response.json', 'response.sse', 'response.txt'] as const
-export type ResponseFile = (typeof RESPONSE_FILES)[number]
+export const FRAME = { SEND: 1, SENT: 2, CHUNK: 3, HEAD: 4 } as const
+type FrameType = (typeof FRAME)[keyof typeof FRAME]
+const HEADER_BYTES = 16
+const VERSION = 1
+/** A file past this size takes no new step (its steps' later frames still go to it). */
+export const SEGMENT_BYTES = 8 * 1024 * 1024
 
-/**
- * Write the send half: meta first, then the request bytes (the record is complete once they
- * land). Synchronous on purpose: it is on the request path, and two small sync writes cost less
- * than the async calls' thread-pool round trips.
- */
-export function writeRecord(stepDir: string, request: Buffer, meta: StepMeta, fsync = false): void {
-  fs.mkdirSync(stepDir, { recursive: true })
-  // No temp files: until request.json holds request_bytes bytes, the directory is not a record.
-  writeNew(path.join(stepDir, META_FILE), metaBytes(meta), fsync)
-  writeNew(path.join(stepDir, REQUEST_FILE), request, fsync)
-  if (fsync) syncDir(stepDir)
+/** Where some bytes are in a journal file. */
+export interface Extent {
+  offset: number
+  length: number
 }
 
-/** Create `file` (it must not exist) with `bytes`, flushed to the disk when `fsync`. */
-function writeNew(file: string, bytes: Buffer, fsync: boolean): void {
-  if (!fsync) return fs.writeFileSync(file, bytes, { flag: 'wx' })
-  const fd = fs.openSync(file, 'wx')
-  try {
-    fs.writeSync(fd, bytes)
-    fs.fsyncSync(fd)
-  } finally {
-    fs.closeSync(fd)
-  }
-}
-
-function syncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r')
-  try {
-    fs.fsyncSync(fd)
-  } finally {
-    fs.closeSync(fd)
-  }
-}
-
-/** What `response.head.json` says: the answer is whole, with this status, headers and size. */
+/** What HEAD says: the answer is whole, with this status, headers and size. */
 export interface ResponseHead {
   status: number
   headers: Record<string, string | string[] | undefined>
@@ -72,130 +42,339 @@ export interface ResponseHead {
   ended_at: string
 }
 
-/**
- * The answer of one step on its way into the journal: `open` before the send (the marker that
- * it was sent), `write` each chunk before the client gets it, `complete` before the client gets
- * the end. Synchronous: a few small writes cost less than the thread pool's round trips, and a
- * chunk is on disk (in the page cache, or flushed with fsync) before the client has it.
- */
-export class ResponseTee {
-  private fd: number | undefined
-  private size = 0
+/** Where a step's parts are: the file, the request bytes, and each chunk of the answer. */
+export interface StepPlace {
+  file: string
+  request: Extent
+  chunks: Extent[]
+}
+
+function header(type: FrameType, step: number, payload: readonly Buffer[]): Buffer {
+  let length = 0
+  let crc = 0
+  for (const p of payload) {
+    length += p.length
+    crc = zlib.crc32(p, crc)
+  }
+  const h = Buffer.allocUnsafe(HEADER_BYTES)
+  h.writeUInt8(type, 0)
+  h.writeUInt8(VERSION, 1)
+  h.writeUInt16LE(0, 2)
+  h.writeUInt32LE(step, 4)
+  h.writeUInt32LE(length, 8)
+  h.writeUInt32LE(crc >>> 0, 12)
+  return h
+}
+
+/** The open files of the journal, at most `max` at once (the least recently used idle one is closed). */
+class OpenFiles {
+  private readonly open = new Map<string, number>()
+  constructor(private readonly max = 128) {}
+
+  fd(file: string): number {
+    let fd = this.open.get(file)
+    if (fd !== undefined) {
+      this.open.delete(file) // most recent last
+      this.open.set(file, fd)
+      return fd
+    }
+    fd = fs.openSync(file, 'a')
+    this.open.set(file, fd)
+    for (const [f, old] of this.open) {
+      if (this.open.size <= this.max) break
+      this.open.delete(f)
+      fs.closeSync(old)
+    }
+    return fd
+  }
+
+  close(file: string): void {
+    const fd = this.open.get(file)
+    if (fd === undefined) return
+    this.open.delete(file)
+    fs.closeSync(fd)
+  }
+
+  closeAll(): void {
+    for (const fd of this.open.values()) fs.closeSync(fd)
+    this.open.clear()
+  }
+}
+
+interface Segment {
+  file: string
+  size: number
+  /** The highest step with a SEND frame here. */
+  last: number
+}
+
+/** One agent's journal, written by the server: its files and where each step's frames went. */
+export class AgentJournal {
+  private segments: Segment[] = []
+  private loaded = false
 
   constructor(
-    private readonly stepDir: string,
+    readonly dir: string,
+    private readonly files: OpenFiles,
     private readonly fsync: boolean,
   ) {}
 
-  open(): void {
-    this.fd = fs.openSync(path.join(this.stepDir, PART_FILE), 'wx')
+  /** The files already there (a fresh start finds none: recovery removed them). */
+  private load(): void {
+    if (this.loaded) return
+    this.loaded = true
+    this.segments = segmentFiles(this.dir).map((s) => ({
+      file: s.file,
+      size: fs.statSync(s.file).size,
+      last: s.first,
+    }))
   }
 
-  write(chunk: Buffer): void {
-    if (this.fd === undefined) return
-    fs.writeSync(this.fd, chunk)
-    this.size += chunk.length
+  private append(seg: Segment, type: FrameType, step: number, payload: Buffer[]): number {
+    const fd = this.files.fd(seg.file)
+    const parts = [header(type, step, payload), ...payload]
+    const offset = seg.size + HEADER_BYTES
+    const want = parts.reduce((n, p) => n + p.length, 0)
+    const wrote = fs.writevSync(fd, parts)
+    // A short write leaves a torn frame: readers stop there, and so must we.
+    if (wrote !== want) throw new Error(`the journal took ${wrote} of ${want} bytes in ${seg.file}`)
+    seg.size += wrote
+    if (this.fsync && (type === FRAME.SEND || type === FRAME.HEAD)) fs.fdatasyncSync(fd)
+    return offset
   }
 
-  /** The answer is whole: flush when asked and say so, before the end reaches the client. */
-  complete(head: Omit<ResponseHead, 'bytes'>): void {
-    if (this.fd !== undefined && this.fsync) fs.fsyncSync(this.fd)
-    writeNew(
-      path.join(this.stepDir, HEAD_FILE),
-      Buffer.from(JSON.stringify({ ...head, bytes: this.size })),
-      this.fsync,
-    )
+  /**
+   * Write step `n`'s send half: the meta, then the request bytes, in one frame. Returns the entry
+   * the step's later frames are written through.
+   */
+  send(n: number, meta: StepMeta, request: Buffer): JournalEntry {
+    this.load()
+    let seg = this.segments[this.segments.length - 1]
+    if (!seg || seg.size >= SEGMENT_BYTES) {
+      fs.mkdirSync(this.dir, { recursive: true })
+      seg = { file: path.join(this.dir, `${formatStep(n)}.log`), size: 0, last: n }
+      // Create it whole (an existing file of that name would be a step's number reused: refuse).
+      fs.closeSync(fs.openSync(seg.file, 'wx'))
+      this.segments.push(seg)
+    }
+    const metaBytes = Buffer.from(JSON.stringify(meta))
+    const len = Buffer.allocUnsafe(4)
+    len.writeUInt32LE(metaBytes.length, 0)
+    const at = this.append(seg, FRAME.SEND, n, [len, metaBytes, request])
+    seg.last = Math.max(seg.last, n)
+    const place: StepPlace = {
+      file: seg.file,
+      request: { offset: at + 4 + metaBytes.length, length: request.length },
+      chunks: [],
+    }
+    return new JournalEntry(this, seg, n, place)
+  }
+
+  /** @internal for JournalEntry */
+  write(seg: Segment, type: FrameType, n: number, payload: Buffer[]): number {
+    return this.append(seg, type, n, payload)
+  }
+
+  /** Every step up to `n` is committed: remove the files that hold only such steps (never the newest). */
+  committed(n: number): void {
+    this.load()
+    while (this.segments.length > 1 && (this.segments[0] as Segment).last <= n) {
+      const seg = this.segments.shift() as Segment
+      this.files.close(seg.file)
+      fs.rmSync(seg.file, { force: true })
+    }
+  }
+
+  /** The steps still in the journal, ascending (numbering resumes after the highest). */
+  steps(): number[] {
+    this.load()
+    return [...readJournal(this.dir).keys()]
+  }
+}
+
+/** One step's frames after SEND: SENT, each CHUNK, HEAD. Where they went is in `place`. */
+export class JournalEntry {
+  bytes = 0
+  constructor(
+    private readonly journal: AgentJournal,
+    private readonly seg: Segment,
+    readonly n: number,
+    readonly place: StepPlace,
+  ) {}
+
+  /** Just before the request goes upstream: a step without this frame was never sent. */
+  sent(): void {
+    this.journal.write(this.seg, FRAME.SENT, this.n, [])
+  }
+
+  chunk(bytes: Buffer): void {
+    const offset = this.journal.write(this.seg, FRAME.CHUNK, this.n, [bytes])
+    this.place.chunks.push({ offset, length: bytes.length })
+    this.bytes += bytes.length
+  }
+
+  /** The answer is whole: say so (flushed when asked) before the end reaches the client. */
+  head(h: Omit<ResponseHead, 'bytes'>): void {
+    this.journal.write(this.seg, FRAME.HEAD, this.n, [
+      Buffer.from(JSON.stringify({ ...h, bytes: this.bytes })),
+    ])
+  }
+}
+
+/** The server's journal: one AgentJournal per agent directory, sharing the open files. */
+export class Journal {
+  private readonly files = new OpenFiles()
+  private readonly agents = new Map<string, AgentJournal>()
+  constructor(private readonly fsync: boolean) {}
+
+  agent(dir: string): AgentJournal {
+    let a = this.agents.get(dir)
+    if (!a) this.agents.set(dir, (a = new AgentJournal(dir, this.files, this.fsync)))
+    return a
   }
 
   close(): void {
-    if (this.fd === undefined) return
-    fs.closeSync(this.fd)
-    this.fd = undefined
+    this.files.closeAll()
   }
 }
 
-/** The completion marker of a step's answer, when it was written and reads back. */
-export function readResponseHead(stepDir: string): ResponseHead | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(stepDir, HEAD_FILE), 'utf8')) as ResponseHead
-  } catch {
-    return undefined
-  }
-}
+// ---- reading (recovery, the CLI, the commit worker) -------------------------------------------
 
-/**
- * The meta of a complete record, or undefined when the directory holds none (a crash mid-write
- * leaves no meta, no request.json, or a request.json shorter than `request_bytes`).
- */
-export function completeRecordMeta(stepDir: string): StepMeta | undefined {
-  const meta = readMetaSync(stepDir)
-  const st = fs.statSync(path.join(stepDir, REQUEST_FILE), { throwIfNoEntry: false })
-  return meta !== undefined && st !== undefined && st.isFile() && st.size === meta.request_bytes
-    ? meta
-    : undefined
-}
-
-/** Write the finish half: the response (when any), then the completed meta (run by the commit worker). */
-export function finishRecord(
-  stepDir: string,
-  response: { file: ResponseFile; bytes: Buffer } | { file: ResponseFile; fromPart: true } | undefined,
-  meta: StepMeta,
-): void {
-  const part = path.join(stepDir, PART_FILE)
-  if (response && 'fromPart' in response) fs.renameSync(part, path.join(stepDir, response.file))
-  else if (response) writeFileAtomicSync(path.join(stepDir, response.file), response.bytes)
-  writeFileAtomicSync(path.join(stepDir, META_FILE), metaBytes(meta))
-  // The streamed copy and its marker have served: the record now says it all.
-  fs.rmSync(part, { force: true })
-  fs.rmSync(path.join(stepDir, HEAD_FILE), { force: true })
-}
-
-export function metaBytes(meta: StepMeta): Buffer {
-  return Buffer.from(JSON.stringify(meta, null, 2) + '\n')
-}
-
-/** The step numbers present in an agent's journal directory, ascending; [] when absent. */
-export async function journalSteps(agentDir: string): Promise<number[]> {
+/** The journal files of an agent directory, by their first step, ascending; [] when there are none. */
+export function segmentFiles(dir: string): { file: string; first: number }[] {
   let names: string[]
   try {
-    names = await fsp.readdir(agentDir)
+    names = fs.readdirSync(dir)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw err
   }
   return names
-    .filter((n) => parseStep(n) !== undefined)
-    .sort(compareSteps)
-    .map((n) => parseStep(n) as number)
+    .map((name) => ({ name, first: name.endsWith('.log') ? parseStep(name.slice(0, -4)) : undefined }))
+    .filter((s): s is { name: string; first: number } => s.first !== undefined)
+    .sort((a, b) => a.first - b.first)
+    .map((s) => ({ file: path.join(dir, s.name), first: s.first }))
+}
+
+/** One step as the journal holds it. */
+export interface JournalStep {
+  n: number
+  meta: StepMeta
+  request: Buffer
+  place: StepPlace
+  /** The SENT frame was written: the request went upstream (or was about to). */
+  sent: boolean
+  /** The answer's bytes so far, as the provider sent them. */
+  answer: Buffer
+  /** The completion marker, when the answer is whole. */
+  head: ResponseHead | undefined
+}
+
+/** Every whole frame of a file, in order; it stops at the first torn or corrupt one. */
+function* frames(file: string): Generator<{ type: number; step: number; offset: number; payload: Buffer }> {
+  const data = fs.readFileSync(file)
+  let at = 0
+  while (at + HEADER_BYTES <= data.length) {
+    const type = data.readUInt8(at)
+    const step = data.readUInt32LE(at + 4)
+    const length = data.readUInt32LE(at + 8)
+    const crc = data.readUInt32LE(at + 12)
+    const start = at + HEADER_BYTES
+    if (data.readUInt8(at + 1) !== VERSION || start + length > data.length) return
+    const payload = data.subarray(start, start + length)
+    if (zlib.crc32(payload) >>> 0 !== crc) return
+    yield { type, step, offset: start, payload }
+    at = start + length
+  }
+}
+
+/** Every step of an agent's journal directory, by number (a step whose SEND frame is torn is not there). */
+export function readJournal(dir: string): Map<number, JournalStep> {
+  const steps = new Map<number, JournalStep>()
+  const answers = new Map<number, Buffer[]>()
+  for (const { file } of segmentFiles(dir)) {
+    for (const f of frames(file)) {
+      if (f.type === FRAME.SEND) {
+        const metaLen = f.payload.readUInt32LE(0)
+        let meta: StepMeta
+        try {
+          meta = JSON.parse(f.payload.toString('utf8', 4, 4 + metaLen)) as StepMeta
+        } catch {
+          continue // a SEND frame whose meta is not JSON is no record
+        }
+        const request = Buffer.from(f.payload.subarray(4 + metaLen))
+        steps.set(f.step, {
+          n: f.step,
+          meta,
+          request,
+          place: { file, request: { offset: f.offset + 4 + metaLen, length: request.length }, chunks: [] },
+          sent: false,
+          answer: Buffer.alloc(0),
+          head: undefined,
+        })
+        answers.set(f.step, [])
+        continue
+      }
+      const s = steps.get(f.step)
+      if (!s) continue
+      if (f.type === FRAME.SENT) s.sent = true
+      else if (f.type === FRAME.CHUNK) {
+        answers.get(f.step)?.push(Buffer.from(f.payload))
+        s.place.chunks.push({ offset: f.offset, length: f.payload.length })
+      } else if (f.type === FRAME.HEAD) {
+        try {
+          s.head = JSON.parse(f.payload.toString('utf8')) as ResponseHead
+        } catch {
+          // an unreadable marker counts as none: the answer is treated as cut off
+        }
+      }
+    }
+  }
+  for (const [n, parts] of answers) (steps.get(n) as JournalStep).answer = Buffer.concat(parts)
+  return new Map([...steps].sort((a, b) => a[0] - b[0]))
+}
+
+/** The bytes of `extents` in `file`, joined (one read of the span they cover). */
+export function readPlaced(file: string, extents: readonly Extent[]): Buffer {
+  if (extents.length === 0) return Buffer.alloc(0)
+  const first = extents[0] as Extent
+  const last = extents[extents.length - 1] as Extent
+  const span = Buffer.allocUnsafe(last.offset + last.length - first.offset)
+  const fd = fs.openSync(file, 'r')
+  try {
+    let got = 0
+    while (got < span.length) {
+      const n = fs.readSync(fd, span, got, span.length - got, first.offset + got)
+      if (n === 0) throw new Error(`the journal file ${file} ends before its frames do`)
+      got += n
+    }
+  } finally {
+    fs.closeSync(fd)
+  }
+  if (extents.length === 1) return span
+  return Buffer.concat(
+    extents.map((e) => span.subarray(e.offset - first.offset, e.offset - first.offset + e.length)),
+  )
 }
 
 /** Agent names with a journal directory in this workspace. */
-export async function journalAgents(journalDir: string): Promise<string[]> {
+export function journalAgents(journalDir: string): string[] {
   try {
-    const entries = await fsp.readdir(journalDir, { withFileTypes: true })
-    return entries.filter((e) => e.isDirectory()).map((e) => e.name)
+    return fs
+      .readdirSync(journalDir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw err
   }
 }
 
-export function readMetaSync(stepDir: string): StepMeta | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(stepDir, META_FILE), 'utf8')) as StepMeta
-  } catch {
-    return undefined
-  }
-}
+export const REQUEST_FILE = 'request.json'
+export const META_FILE = 'meta.json'
+export const RESPONSE_FILES = ['response.json', 'response.sse', 'response.txt'] as const
+export type ResponseFile = (typeof RESPONSE_FILES)[number]
 
-/** Remove journal directories of committed steps, keeping the agent's latest recorded step. */
-export async function pruneJournal(agentDir: string, committedUpTo: number): Promise<void> {
-  const steps = await journalSteps(agentDir)
-  const recorded = steps.filter((n) => fs.existsSync(path.join(agentDir, formatStep(n), REQUEST_FILE)))
-  const latest = recorded[recorded.length - 1]
-  for (const n of recorded) {
-    if (n <= committedUpTo && n !== latest) {
-      await fsp.rm(path.join(agentDir, formatStep(n)), { recursive: true, force: true })
-    }
-  }
+export function metaBytes(meta: StepMeta): Buffer {
+  return Buffer.from(JSON.stringify(meta, null, 2) + '\n')
 }

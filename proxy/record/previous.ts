@@ -1,24 +1,15 @@
 /**
- * The previous record, for the hold: each agent's last recorded request, kept in memory (checked
- * against its file's stamp, so a 1 MB record is parsed once) within one byte budget over all
- * agents — the least recently used agent's copy is dropped first and read from disk next time.
- * Invariant: what the hold compares is what the record on disk says; a record that cannot be read
- * back as a request is a RecordFault (the step then goes as composed), never thrown at the caller.
+ * The previous records the hold compares with, kept in memory: each agent's last recorded request
+ * (so a 1 MB record is parsed once), within one byte budget over all agents — the least recently
+ * used agent's copy is dropped first and read from the record again next time (record/index).
+ * Invariant: a kept copy is exactly what was recorded, slimmed to what the hold reads.
  */
-import fs from 'node:fs'
-import path from 'node:path'
-import { hasLongTtl, RecordFault, type PreviousStep } from '../core/hold'
+import { hasLongTtl, type PreviousStep } from '../core/hold'
 import { isObject, type JsonObject } from '../core/json'
-import { recordParser } from '../core/record'
-import type { Dialect } from '../dialects/types'
-import { fileStamp } from '../store/stamp'
-import { readMetaSync, REQUEST_FILE } from './journal'
 
 interface Kept {
   step: number
   previous: PreviousStep
-  /** The request file's stamp when it was read (store/stamp). */
-  stamp: string
   /** What the copy costs in memory: its bytes and the parsed fields kept beside them. */
   size: number
 }
@@ -86,63 +77,23 @@ export class PreviousRecords {
     return this.kept.has(key)
   }
 
-  /**
-   * The record before step `n` of the agent whose journal step directories are `stepDir(i)`:
-   * from memory when its file is unchanged, else read from disk with the dialect's checks.
-   * Undefined for a first step or an absent record; a RecordFault for one that is not a request.
-   */
-  read(
-    key: string,
-    stepDir: (n: number) => string,
-    n: number,
-    dialect: Dialect | undefined,
-  ): PreviousStep | RecordFault | undefined {
-    if (n <= 1) return undefined
-    const dir = stepDir(n - 1)
-    const file = path.join(dir, REQUEST_FILE)
-    const stamp = fileStamp(file)
-    if (stamp === undefined) return undefined
+  /** The kept copy of the agent's step `n`, if that is the step it holds (it becomes the most recent). */
+  get(key: string, n: number): PreviousStep | undefined {
     const c = this.kept.get(key)
-    if (c && c.step === n - 1 && c.stamp === stamp) {
-      this.keep(key, c) // used again: the most recent now
-      return c.previous
-    }
-    let bytes: Buffer
-    try {
-      bytes = fs.readFileSync(file)
-    } catch (err) {
-      // A directory in its place (EISDIR), or an unreadable file: a fault of the record, not "absent".
-      return new RecordFault(file, (err as Error).message)
-    }
-    let full: JsonObject
-    try {
-      full = recordParser(dialect)(bytes, file)
-    } catch (err) {
-      if (err instanceof RecordFault) return err
-      throw err
-    }
-    const meta = readMetaSync(dir)
-    const previous: PreviousStep = {
-      path: file,
-      bytes,
-      parsed: slim(full),
-      longTtl: longTtl(bytes, full),
-      sentAt: meta ? Date.parse(meta.started_at) : fs.statSync(file).mtimeMs,
-      headers: meta?.cache_keying_headers ?? {},
-      status: meta?.status ?? undefined,
-    }
-    this.keep(key, { step: n - 1, previous, stamp, size: keptSize(previous) })
-    return previous
+    if (!c || c.step !== n) return undefined
+    this.keep(key, c)
+    return c.previous
   }
 
   /** Remember step `n`'s request, just recorded, as the next step's previous. */
-  remember(key: string, n: number, previous: PreviousStep): void {
+  remember(key: string, n: number, previous: PreviousStep): PreviousStep {
     const p: PreviousStep = {
       ...previous,
       parsed: slim(previous.parsed),
       longTtl: previous.longTtl ?? longTtl(previous.bytes, previous.parsed),
     }
-    this.keep(key, { step: n, previous: p, stamp: fileStamp(p.path) ?? '', size: keptSize(p) })
+    this.keep(key, { step: n, previous: p, size: keptSize(p) })
+    return p
   }
 
   /** The provider answered step `n` with `status` (the hold refuses to hold after a 4xx). */

@@ -1,18 +1,25 @@
 /**
- * Reading recorded steps for the CLI and attempts: committed steps from git (`agents/<agent>`
- * tree, or a notch commit's), pending ones from the journal. Invariant: the journal copy of a
- * step wins when both exist (it is the newer one while a commit is pending); a step is listed
- * once, in numeric order.
+ * Reading recorded steps for the CLI, the hold and attempts: committed steps from git
+ * (`agents/<agent>` tree, or a notch commit's), pending ones from the journal. Invariant: a
+ * committed step is read from its commit (the journal may still hold it, in part, for a moment);
+ * a step is listed once, in numeric order.
  */
-import fsp from 'node:fs/promises'
-import path from 'node:path'
+import fs from 'node:fs'
 import { isObject, type JsonObject } from '../core/json'
 import { formatStep, parseStep } from '../core/naming'
 import type { StepMeta } from '../../generated/meta'
 import { listDir, readFileAt } from '../store/git'
 import { readRef } from '../store/git-refs'
 import { agentRef, stepTreeDir } from '../store/home'
-import { journalSteps, META_FILE, REQUEST_FILE, RESPONSE_FILES } from './journal'
+import {
+  type JournalStep,
+  META_FILE,
+  metaBytes,
+  readJournal,
+  REQUEST_FILE,
+  RESPONSE_FILES,
+  segmentFiles,
+} from './journal'
 import type { Repo } from '../store/git-repo'
 import type { Workspace } from '../store/workspace'
 
@@ -21,6 +28,42 @@ export interface StepRef {
   committed: boolean
   /** Present in the journal (pending, or the agent's latest). */
   journal: boolean
+}
+
+/**
+ * An agent's journal as read now (steps not committed yet, or whose journal file is not removed
+ * yet), remembered while its files keep their sizes: a listing reads it once, not once per step.
+ */
+const journalMemo = new Map<string, { sizes: string; steps: Map<number, JournalStep> }>()
+export function journalOf(ws: Workspace, agent: string): Map<number, JournalStep> {
+  const dir = ws.agentJournal(agent)
+  const files = segmentFiles(dir)
+  const sizes = files
+    .map((f) => `${f.file}:${fs.statSync(f.file, { throwIfNoEntry: false })?.size ?? 0}`)
+    .join(',')
+  const memo = journalMemo.get(dir)
+  if (memo && memo.sizes === sizes) return memo.steps
+  const steps = readJournal(dir)
+  journalMemo.set(dir, { sizes, steps })
+  return steps
+}
+
+/**
+ * The files a journal step stands for: its request, its meta as far as it got (the send half,
+ * with the answer's status once HEAD says it), and the answer's bytes as they came.
+ */
+export function journalFiles(step: JournalStep): Record<string, Buffer> {
+  const files: Record<string, Buffer> = { [REQUEST_FILE]: step.request, [META_FILE]: metaBytes(step.meta) }
+  if (step.answer.length > 0) {
+    const type = String(step.head?.headers['content-type'] ?? '')
+    const name = type.includes('event-stream')
+      ? 'response.sse'
+      : type.includes('json')
+        ? 'response.json'
+        : 'response.txt'
+    files[name] = step.answer
+  }
+  return files
 }
 
 /** Every step of an agent, committed or pending, in numeric order. */
@@ -33,34 +76,49 @@ export async function listSteps(ws: Workspace, agent: string): Promise<StepRef[]
       if (n !== undefined && e.type === 'tree') byN.set(n, { n, committed: true, journal: false })
     }
   }
-  for (const n of await journalSteps(ws.agentJournal(agent))) {
-    try {
-      await fsp.access(path.join(ws.stepDir(agent, n), REQUEST_FILE))
-    } catch {
-      // A step directory without request.json was never sent: not a step.
-      continue
-    }
+  for (const n of journalOf(ws, agent).keys()) {
     const known = byN.get(n)
-    byN.set(n, { n, committed: known?.committed ?? false, journal: true })
+    byN.set(n, { n, committed: known?.committed ?? false, journal: !known?.committed })
   }
   return [...byN.values()].sort((a, b) => a.n - b.n)
 }
 
-/** One file of a step: the journal's copy, else the committed one; undefined when absent. */
+/** One file of a committed step, from the agent's branch; undefined when absent. */
+export async function readCommittedFile(
+  ws: Workspace,
+  agent: string,
+  n: number,
+  file: string,
+): Promise<Buffer | undefined> {
+  const tip = await readRef(ws.repo, agentRef(agent))
+  if (!tip) return undefined
+  return readFileAt(ws.repo, tip, `${stepTreeDir(agent, n)}/${file}`)
+}
+
+/** What the committed step holds under `file`: a file, a directory in its place, or nothing. */
+export async function committedKind(
+  ws: Workspace,
+  agent: string,
+  n: number,
+  file: string,
+): Promise<'blob' | 'tree' | undefined> {
+  const tip = await readRef(ws.repo, agentRef(agent))
+  if (!tip) return undefined
+  const entry = ((await listDir(ws.repo, tip, stepTreeDir(agent, n))) ?? []).find((e) => e.name === file)
+  return entry?.type
+}
+
+/** One file of a step: the committed one, else what the journal holds of a pending step. */
 export async function readStepFile(
   ws: Workspace,
   agent: string,
   n: number,
   file: string,
 ): Promise<Buffer | undefined> {
-  try {
-    return await fsp.readFile(path.join(ws.stepDir(agent, n), file))
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-  }
-  const tip = await readRef(ws.repo, agentRef(agent))
-  if (!tip) return undefined
-  return readFileAt(ws.repo, tip, `${stepTreeDir(agent, n)}/${file}`)
+  const committed = await readCommittedFile(ws, agent, n, file)
+  if (committed) return committed
+  const pending = journalOf(ws, agent).get(n)
+  return pending ? journalFiles(pending)[file] : undefined
 }
 
 /** A step's request.json, bytes and parsed; undefined when absent; throws when it is not a JSON object. */

@@ -1,6 +1,7 @@
 /**
  * Recovery at start: every journal step not yet on its agent's branch is finished from what
- * reached the journal and committed, as one pack, before the first new request. An answer whose
+ * reached the journal and committed, as one pack, before the first new request; then the journal
+ * files are removed (a new serve starts with an empty journal). An answer whose
  * completion marker was written is finished as the worker would have (it was delivered); one cut
  * off is `interrupted`, its bytes kept as `response.txt`; a step recorded but never sent is
  * `not_sent`. Invariant: recovery never stops `serve`: an entry that cannot be committed is moved
@@ -16,19 +17,10 @@ import { homePaths } from '../store/home'
 import type { StepToCommit } from '../store/step-commits'
 import type { Workspace } from '../store/workspace'
 import type { Logger } from '../log'
-import { completeFinish } from './finish'
-import {
-  completeRecordMeta,
-  finishRecord,
-  journalAgents,
-  journalSteps,
-  PART_FILE,
-  pruneJournal,
-  readResponseHead,
-  RESPONSE_FILES,
-  type StepMeta,
-} from './journal'
-import { headerText, recordedResponseHeaders } from './meta'
+import { answerBytes, finishStep } from './finish'
+import { journalAgents, type JournalStep, META_FILE, metaBytes, readJournal, REQUEST_FILE } from './journal'
+import { answeredMeta, headerText, type StepMeta } from './meta'
+import { journalFiles } from './read'
 
 /** A journal entry recovery moved aside, and why. */
 export interface Quarantined {
@@ -38,78 +30,74 @@ export interface Quarantined {
 }
 
 /**
- * Move a journal entry that cannot be committed to `<home>/quarantine/<ws>/<agent>/<NNN>/` with
- * a `reason.txt`, so `serve` starts; a second entry of the same number gets `<NNN>.2`, `.3`, ….
+ * Write a journal step that cannot be committed to `<home>/quarantine/<ws>/<agent>/<NNN>/` (its
+ * files as the journal holds them) with a `reason.txt`, so `serve` starts; a second entry of the
+ * same number gets `<NNN>.2`, `.3`, ….
  */
-function quarantine(ws: Workspace, agent: string, entry: string, reason: string): Quarantined {
+function quarantine(
+  ws: Workspace,
+  agent: string,
+  n: number,
+  step: JournalStep | undefined,
+  reason: string,
+): Quarantined {
+  const entry = formatStep(n)
   const base = path.join(homePaths.quarantine(ws.home), ws.name, agent)
   fs.mkdirSync(base, { recursive: true })
   let target = path.join(base, entry)
   for (let k = 2; fs.existsSync(target); k++) target = path.join(base, `${entry}.${k}`)
-  const from = path.join(ws.journalDir, agent, entry)
-  try {
-    fs.renameSync(from, target)
-  } catch {
-    fs.cpSync(from, target, { recursive: true })
-    fs.rmSync(from, { recursive: true, force: true })
-  }
+  fs.mkdirSync(target)
+  for (const [name, bytes] of Object.entries(step ? journalFiles(step) : {}))
+    fs.writeFileSync(path.join(target, name), bytes)
   fs.writeFileSync(path.join(target, 'reason.txt'), `${new Date().toISOString()} ${reason}\n`)
   return { agent, step: entry, reason }
 }
 
 /**
- * Finish the record of a step a crash left unfinished, from what reached the journal: an answer
- * whose completion marker was written is finished as the worker would have (it was delivered);
- * one cut off is `interrupted`, its bytes kept as `response.txt`; none at all was never sent.
+ * The finished record of a step a crash left uncommitted, from what reached the journal: an answer
+ * whose completion marker was written is finished as the worker would have (it was delivered); one
+ * cut off is `interrupted`, its bytes kept as `response.txt`; a step never sent is `not_sent`.
  */
-function finishUnfinished(dir: string, meta: StepMeta, prices: HoldfastConfig['prices']): void {
-  const part = path.join(dir, PART_FILE)
-  const head = readResponseHead(dir)
-  const partSize = fs.statSync(part, { throwIfNoEntry: false })?.size
-  // A response file: written (atomically) or renamed from the part by a finish cut short.
-  const written = RESPONSE_FILES.find((f) => fs.existsSync(path.join(dir, f)))
-  if (head && (partSize === head.bytes || (partSize === undefined && written))) {
-    const fromPart = partSize === head.bytes
-    completeFinish({
-      dir,
+function finishUnfinished(step: JournalStep, prices: HoldfastConfig['prices']): Record<string, Buffer> {
+  const { meta, head, answer } = step
+  const request = { [REQUEST_FILE]: step.request }
+  if (head && answer.length === head.bytes) {
+    const finished = finishStep({
       dialect: meta.dialect,
-      meta: {
-        ...meta,
-        ended_at: head.ended_at,
-        ttfb_ms: head.ttfb_ms,
-        total_ms: head.total_ms,
-        status: head.status,
+      meta: answeredMeta(meta, {
         outcome: head.status >= 400 ? 'upstream_error' : 'ok',
-        response_headers: recordedResponseHeaders(head.headers),
+        status: head.status,
+        headers: head.headers,
+        ttfbMs: head.ttfb_ms,
+        totalMs: head.total_ms,
         error: null,
-      },
-      // The part holds the provider's bytes; a response file already holds them decoded.
-      body: fromPart ? null : fs.readFileSync(path.join(dir, written as string)),
-      streamed: fromPart,
+        endedAt: head.ended_at,
+      }),
+      answer: { bytes: answer },
       contentType: headerText(head.headers['content-type']),
-      contentEncoding: fromPart ? headerText(head.headers['content-encoding']) : '',
+      contentEncoding: headerText(head.headers['content-encoding']),
       holdApplied: meta.hold.applied,
       prices,
     })
-    return
+    const files: Record<string, Buffer> = { ...request, [META_FILE]: metaBytes(finished.meta) }
+    if (finished.response) files[finished.response.file] = answerBytes(finished.response.bytes)
+    return files
   }
-  const cutOff = written === undefined && partSize !== undefined && partSize > 0
-  if (cutOff) fs.renameSync(part, path.join(dir, 'response.txt'))
-  const sent = partSize !== undefined || written !== undefined
-  finishRecord(dir, undefined, {
+  const cutOff = answer.length > 0
+  const done: StepMeta = {
     ...meta,
     ended_at: new Date().toISOString(),
     status: null,
-    outcome: sent ? 'interrupted' : 'not_sent',
-    response_file: written ?? (cutOff ? 'response.txt' : null),
+    outcome: step.sent ? 'interrupted' : 'not_sent',
+    response_file: cutOff ? 'response.txt' : null,
     usage: null,
     cost: null,
     stop_reason: null,
-    error: sent
+    error: step.sent
       ? {
           code: 'INTERRUPTED',
           message: cutOff
-            ? `holdfast stopped after ${partSize} bytes of the answer (kept raw in response.txt); recovered at the next start`
+            ? `holdfast stopped after ${answer.length} bytes of the answer (kept raw in response.txt); recovered at the next start`
             : 'holdfast stopped before this step finished; recovered at the next start',
         }
       : {
@@ -117,13 +105,14 @@ function finishUnfinished(dir: string, meta: StepMeta, prices: HoldfastConfig['p
           message:
             'holdfast stopped after recording this step and before sending it; the provider never saw it',
         },
-  })
+  }
+  return { ...request, [META_FILE]: metaBytes(done), ...(cutOff ? { 'response.txt': answer } : {}) }
 }
 
 /**
- * Commit every journal step of this workspace that is not on its agent's branch yet, as one pack.
- * An entry that cannot be committed is quarantined (with every later step of its agent, so no
- * branch gets a gap): recovery never stops `serve`.
+ * Commit every journal step of this workspace that is not on its agent's branch yet, as one pack,
+ * then remove the journal files. An entry that cannot be committed is quarantined (with every later
+ * step of its agent, so no branch gets a gap): recovery never stops `serve`.
  */
 export async function recoverWorkspace(
   ws: Workspace,
@@ -134,43 +123,40 @@ export async function recoverWorkspace(
   await ws.clearStaleLocks()
   const quarantined: Quarantined[] = []
   const pendingByAgent = new Map<string, StepToCommit[]>()
-  for (const agent of await journalAgents(ws.journalDir)) {
-    const agentDir = path.join(ws.journalDir, agent)
-    const entries = await journalSteps(agentDir)
+  const journals = new Map<string, Map<number, JournalStep>>()
+  for (const agent of journalAgents(ws.journalDir)) {
+    const dir = path.join(ws.journalDir, agent)
     const badName = checkName('agent', agent)
+    let steps: Map<number, JournalStep>
+    try {
+      steps = readJournal(dir)
+    } catch (err) {
+      quarantined.push(
+        quarantine(ws, agent, 0, undefined, `its journal cannot be read: ${(err as Error).message}`),
+      )
+      continue
+    }
+    journals.set(agent, steps)
     if (badName) {
-      for (const n of entries) quarantined.push(quarantine(ws, agent, formatStep(n), badName))
-      try {
-        fs.rmdirSync(agentDir) // gone when nothing else was in it
-      } catch {
-        // something else is in it: left as it is
-      }
+      for (const [n, s] of steps) quarantined.push(quarantine(ws, agent, n, s, badName))
       continue
     }
     const committed = await ws.committedSteps(agent)
     const pending: StepToCommit[] = []
     let fault: string | undefined
-    for (const n of entries) {
+    for (const [n, s] of steps) {
       if (n <= committed) continue
-      const dir = ws.stepDir(agent, n)
       if (fault !== undefined) {
         quarantined.push(
-          quarantine(ws, agent, formatStep(n), `after an earlier step that could not be committed: ${fault}`),
+          quarantine(ws, agent, n, s, `after an earlier step that could not be committed: ${fault}`),
         )
         continue
       }
       try {
-        const meta = completeRecordMeta(dir)
-        if (!meta) {
-          // The record never completed (no request.json, or a short one), so nothing was sent.
-          await fsp.rm(dir, { recursive: true, force: true })
-          continue
-        }
-        if (meta.ended_at === undefined) finishUnfinished(dir, meta, prices)
-        pending.push({ agent, n, model: meta.route.model })
+        pending.push({ agent, n, model: s.meta.route.model, files: finishUnfinished(s, prices) })
       } catch (err) {
         fault = `step ${formatStep(n)} cannot be finished: ${(err as Error).message}`
-        quarantined.push(quarantine(ws, agent, formatStep(n), fault))
+        quarantined.push(quarantine(ws, agent, n, s, fault))
       }
     }
     if (pending.length > 0) pendingByAgent.set(agent, pending)
@@ -197,18 +183,17 @@ export async function recoverWorkspace(
     if (err) {
       // Nothing of this agent moved: every pending step goes aside, numbering resumes after the branch.
       for (const s of steps)
-        quarantined.push(quarantine(ws, agent, formatStep(s.n), `its commit failed: ${err.message}`))
+        quarantined.push(
+          quarantine(ws, agent, s.n, journals.get(agent)?.get(s.n), `its commit failed: ${err.message}`),
+        )
       continue
     }
     committedCount += steps.length
     for (const s of steps)
       log.info({ ws: ws.name, agent, step: formatStep(s.n) }, 'recovered an uncommitted step')
   }
-  // Also drops what the commit worker had not pruned yet when the last serve stopped.
-  for (const agent of await journalAgents(ws.journalDir)) {
-    if (checkName('agent', agent) === undefined) {
-      await pruneJournal(ws.agentJournal(agent), await ws.committedSteps(agent))
-    }
-  }
+  // Everything is on a branch or in quarantine now: the journal starts empty.
+  for (const agent of journals.keys())
+    await fsp.rm(path.join(ws.journalDir, agent), { recursive: true, force: true })
   return { committed: committedCount, quarantined }
 }

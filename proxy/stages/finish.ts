@@ -1,26 +1,53 @@
 /**
  * finish (DESIGN §5.8): the meta's answer half as the forward knows it, then the commit worker
- * decodes the answer, reads usage, prices it and writes the finish half (record/finish, off this
- * thread); the step's queued commit follows once the pipeline releases it. Invariant: a streamed
- * answer is read by the worker from the journal's copy (no second copy crosses threads).
+ * decodes the answer, reads usage and prices it (record/finish, off this thread), and the step's
+ * queued commit goes with what it holds. Invariant: the answer is read by the worker from the
+ * journal (no copy crosses threads); a finish that fails still commits the step, with the meta as
+ * the forward knew it and the answer's bytes as they came (`response.txt`).
  */
-import { answeredMeta, headerText, type StepMeta } from '../record'
+import type { CommitJob, StepMeta } from '../record'
+import { answeredMeta, headerText } from '../record'
+import type { AnswerBytes, Finished } from '../record/finish'
 import type { ServerContext } from '../context'
 import type { Forwarded } from './forward'
 import type { Recorded } from './record'
 
+/** The step's commit as it stands when nothing better is known: the meta so far, the answer raw. */
+export function fallbackCommit(step: Recorded, meta: StepMeta, answer: AnswerBytes | null): CommitJob {
+  const finished: Finished = { meta, response: answer ? { file: 'response.txt', bytes: answer } : null }
+  return {
+    agent: step.agent.name,
+    n: step.n,
+    model: step.meta.route.model,
+    request: step.entry.place,
+    finished,
+  }
+}
+
 export async function finish(ctx: ServerContext, step: Recorded, f: Forwarded): Promise<StepMeta> {
   ctx.records.answered(step.agent, step.n, f.status ?? undefined)
-  return ctx.committer.finish({
-    dir: step.agent.stepDir(step.n),
-    dialect: step.request.dialect.name,
-    meta: answeredMeta(step.meta, f),
-    // Streamed: the worker reads the journal's copy (nothing is cloned across threads).
-    body: f.status === null || f.streamed ? null : f.body,
-    contentType: headerText(f.headers['content-type']),
-    contentEncoding: headerText(f.headers['content-encoding']),
-    holdApplied: step.held.verdict.applied,
-    prices: ctx.config.prices,
-    streamed: f.streamed,
-  })
+  const meta = answeredMeta(step.meta, f)
+  const answer: AnswerBytes | null =
+    f.status === null
+      ? null
+      : f.streamed
+        ? { file: step.entry.place.file, extents: step.entry.place.chunks }
+        : { bytes: f.body }
+  let finished: Finished
+  try {
+    finished = await ctx.committer.finish({
+      dialect: step.request.dialect.name,
+      meta,
+      answer,
+      contentType: headerText(f.headers['content-type']),
+      contentEncoding: headerText(f.headers['content-encoding']),
+      holdApplied: step.held.verdict.applied,
+      prices: ctx.config.prices,
+    })
+  } catch (err) {
+    step.settle(fallbackCommit(step, meta, answer))
+    throw err
+  }
+  step.settle({ ...fallbackCommit(step, meta, answer), finished })
+  return finished.meta
 }

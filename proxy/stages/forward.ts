@@ -66,8 +66,8 @@ export async function forward(
     result.error = { code: 'CLIENT_GONE', message: 'the client went away before the request was sent' }
     return done()
   }
-  // Recorded steps tee into the journal; its file is created before the send (the "sent" marker).
-  const tee = step ? ctx.records.tee(step.agent, step.n) : undefined
+  // Recorded steps tee into the journal: SENT before the send, each chunk, HEAD before the end.
+  let tee = step?.entry
   const teeing = (what: () => void): void => {
     try {
       what()
@@ -77,16 +77,15 @@ export async function forward(
         { ws: step?.workspace, agent: step?.agent.name, err: String(err) },
         'the journal copy of an answer failed',
       )
-      tee?.close()
+      tee = undefined
     }
   }
-  if (tee) teeing(() => tee.open())
+  if (tee) teeing(() => tee?.sent())
   let up
   try {
     const headers = forwardHeaders(request.headers, route.url, held.bytes.length, route.row, route.key)
     up = await ctx.upstream.send(route.url, 'POST', headers, held.bytes, ac.signal)
   } catch (err) {
-    tee?.close()
     if (ac.signal.aborted) {
       result.outcome = 'aborted'
       result.error = { code: 'CLIENT_GONE', message: 'the client went away before the provider answered' }
@@ -130,7 +129,7 @@ export async function forward(
       completed = true
       const trailers = trailersOf()
       teeing(() => {
-        tee.complete({
+        tee?.head({
           status: up.statusCode,
           headers: up.headers,
           ...(trailers ? { trailers } : {}),
@@ -140,12 +139,11 @@ export async function forward(
         })
         result.streamed = true
       })
-      tee.close()
     }
     for await (const chunk of up.body as AsyncIterable<Buffer>) {
       result.ttfbMs ??= performance.now() - t0
       chunks.push(chunk)
-      if (tee) teeing(() => tee.write(chunk))
+      if (tee) teeing(() => tee?.chunk(chunk))
       delivered += chunk.length
       if (length !== undefined && delivered >= length) complete()
       if (!res.write(chunk)) await once(res, 'drain', { signal: ac.signal })
@@ -155,7 +153,6 @@ export async function forward(
     if (trailers) res.addTrailers(trailers)
     res.end()
   } catch (err) {
-    tee?.close()
     if (ac.signal.aborted) {
       result.outcome = 'aborted'
       result.error = {

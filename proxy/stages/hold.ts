@@ -79,5 +79,5 @@ export async function previousForCount(
   if (!ctx.workspace(who.workspace).exists()) return undefined
   const agent = ctx.agent(who.workspace, who.agent)
   await agent.init()
-  return ctx.records.previous(agent, agent.next, dialect)
+  return await ctx.records.previous(agent, agent.next, dialect)
 }

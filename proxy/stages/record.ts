@@ -7,7 +7,7 @@
 import type { Identified } from '../../plugins/runner'
 import type { AgentState } from '../agents'
 import type { ServerContext } from '../context'
-import { sendMeta, type StepMeta } from '../record'
+import { type CommitJob, type JournalEntry, sendMeta, type StepMeta } from '../record'
 import type { Accepted } from './accept'
 import type { Held } from './hold'
 import type { Route } from './resolve'
@@ -22,8 +22,10 @@ export interface Recorded {
   held: Held
   /** The send half, then (after finish) the whole meta. */
   meta: StepMeta
-  /** Lets the queued commit go, once finish has run (or failed). */
-  release: () => void
+  /** Where the step's frames go in the journal (the answer's, as it streams). */
+  entry: JournalEntry
+  /** Lets the queued commit go with what it holds, once finish has run; later calls do nothing. */
+  settle: (job: CommitJob) => void
 }
 
 export function record(
@@ -52,10 +54,10 @@ export function record(
     changes: held.changes,
     requestBytes: held.bytes.length,
   })
-  ctx.records.writeSend(agent, n, held.bytes, held.parsed, meta)
-  let release!: () => void
-  const finished = new Promise<void>((resolve) => (release = resolve))
+  const entry = ctx.records.writeSend(agent, n, held.bytes, held.parsed, meta)
+  let settle!: (job: CommitJob) => void
+  const finished = new Promise<CommitJob>((resolve) => (settle = resolve))
   // Queued inside the lock, so commits are chained in step order.
-  void agent.queueCommit(n, finished, meta.route.model)
-  return { n, workspace: who.workspace, agent, request, route, held, meta, release }
+  void agent.queueCommit(n, finished)
+  return { n, workspace: who.workspace, agent, request, route, held, meta, entry, settle }
 }

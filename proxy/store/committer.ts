@@ -9,35 +9,35 @@ import path from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { CommitReply, CommitRequest } from './commit-worker'
 import { maintain } from './git-run'
-import { pruneJournal, type StepMeta } from '../record/journal'
-import { completeFinish, type FinishJob } from '../record/finish'
+import type { CommitJob } from '../record'
+import { finishStep, type Finished, type FinishJob } from '../record/finish'
+import { recordFiles } from '../record'
 import { Workspace } from './workspace'
 import { SOURCE_REGISTER } from '../package-root'
 
 export interface Committer {
-  commit(home: string, ws: string, agent: string, n: number, model: string | null): Promise<string>
-  /** Pack the workspace repository (`git gc`), never beside one of its commits. */
+  /** Commit one step; `maintainAfter` commits of its workspace later, its packs are merged when idle (0: never). */
+  commit(home: string, ws: string, job: CommitJob, maintainAfter?: number): Promise<string>
+  /** Merge the workspace repository's packs, never beside one of its commits. */
   maintain(home: string, ws: string): Promise<void>
-  /** Write a step's finish half (decode, usage, cost, response + meta files); returns the meta. */
-  finish(job: FinishJob): Promise<StepMeta>
+  /** A step's finish half (decode, usage, cost); nothing is written. */
+  finish(job: FinishJob): Promise<Finished>
   close(): Promise<void>
 }
 
 export class InlineCommitter implements Committer {
   private readonly workspaces = new Map<string, Workspace>()
-  async commit(home: string, ws: string, agent: string, n: number, model: string | null): Promise<string> {
+  async commit(home: string, ws: string, job: CommitJob): Promise<string> {
     const key = `${home}\0${ws}`
     let w = this.workspaces.get(key)
     if (!w) this.workspaces.set(key, (w = new Workspace(home, ws)))
-    const oid = await w.commitStep(agent, n, model)
-    await pruneJournal(w.agentJournal(agent), n)
-    return oid
+    return w.commitStep({ agent: job.agent, n: job.n, model: job.model, files: recordFiles(job) })
   }
   async maintain(home: string, ws: string): Promise<void> {
     await maintain(new Workspace(home, ws).repo.gitdir)
   }
-  async finish(job: FinishJob): Promise<StepMeta> {
-    return completeFinish(job)
+  async finish(job: FinishJob): Promise<Finished> {
+    return finishStep(job)
   }
   async close(): Promise<void> {}
 }
@@ -50,13 +50,12 @@ function workerEntry(): { file: string; execArgv: string[] } {
   return { file, execArgv: ['-r', SOURCE_REGISTER] }
 }
 
+type Answer = string | Finished | undefined
+
 export class WorkerCommitter implements Committer {
   private worker: Worker | undefined
   private nextId = 1
-  private readonly pending = new Map<
-    number,
-    { resolve: (v: string | StepMeta) => void; reject: (err: Error) => void }
-  >()
+  private readonly pending = new Map<number, { resolve: (v: Answer) => void; reject: (err: Error) => void }>()
 
   private ensure(): Worker {
     if (this.worker) return this.worker
@@ -66,9 +65,8 @@ export class WorkerCommitter implements Committer {
       const p = this.pending.get(m.id)
       if (!p) return
       this.pending.delete(m.id)
-      if ('oid' in m) p.resolve(m.oid)
-      else if ('meta' in m) p.resolve(m.meta)
-      else p.reject(Object.assign(new Error(m.error.message), { name: m.error.name }))
+      if ('error' in m) p.reject(Object.assign(new Error(m.error.message), { name: m.error.name }))
+      else p.resolve(m.value)
     })
     const fail = (err: Error): void => {
       if (this.worker === worker) this.worker = undefined
@@ -83,20 +81,20 @@ export class WorkerCommitter implements Committer {
     return worker
   }
 
-  private ask<T extends string | StepMeta>(m: CommitRequest): Promise<T> {
+  private ask<T extends Answer>(m: CommitRequest): Promise<T> {
     const worker = this.ensure()
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(m.id, { resolve: resolve as (v: string | StepMeta) => void, reject })
+      this.pending.set(m.id, { resolve: resolve as (v: Answer) => void, reject })
       worker.postMessage(m)
     })
   }
 
-  commit(home: string, ws: string, agent: string, n: number, model: string | null): Promise<string> {
-    return this.ask<string>({ kind: 'commit', id: this.nextId++, home, ws, agent, n, model })
+  commit(home: string, ws: string, job: CommitJob, maintainAfter = 0): Promise<string> {
+    return this.ask<string>({ kind: 'commit', id: this.nextId++, home, ws, job, maintainAfter })
   }
 
-  finish(job: FinishJob): Promise<StepMeta> {
-    return this.ask<StepMeta>({ kind: 'finish', id: this.nextId++, job })
+  finish(job: FinishJob): Promise<Finished> {
+    return this.ask<Finished>({ kind: 'finish', id: this.nextId++, job })
   }
 
   async maintain(home: string, ws: string): Promise<void> {

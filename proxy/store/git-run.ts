@@ -14,12 +14,14 @@ export async function runGit(gitdir: string, args: string[]): Promise<string> {
 }
 
 /**
- * Pack loose objects and refs (`git gc --quiet`: repack, pack-refs, prune of unreachable objects
- * older than two weeks), then drop the open handle's pack cache. Schedule it off the request path.
+ * Merge the small packs step commits leave (one per batch) into a geometric progression (`git
+ * repack -d --geometric=2`: only the small packs are rewritten, deltas found among them), then drop
+ * the open handle's pack cache. Never on a request's path; the commit worker runs it when a
+ * workspace's commits go quiet. Commits write no loose objects, so there is nothing to prune.
  */
 export async function maintain(gitdir: string): Promise<void> {
   try {
-    await runGit(gitdir, ['gc', '--quiet'])
+    await runGit(gitdir, ['repack', '-d', '-q', '--geometric=2'])
   } finally {
     resetPackCache(gitdir)
   }

@@ -20,7 +20,7 @@ export const homePaths = {
   workspaces: (home: string) => path.join(home, 'workspaces'),
   workspace: (home: string, ws: string) => path.join(home, 'workspaces', assertName('workspace', ws)),
   repo: (home: string, ws: string) => path.join(homePaths.workspace(home, ws), 'repo.git'),
-  journal: (home: string, ws: string) => path.join(homePaths.workspace(home, ws), 'steps'),
+  journal: (home: string, ws: string) => path.join(homePaths.workspace(home, ws), 'journal'),
   agentJournal: (home: string, ws: string, agent: string) =>
     path.join(homePaths.journal(home, ws), assertName('agent', agent)),
   /** Journal entries recovery could not commit, moved aside: `<home>/quarantine/<ws>/<agent>/<NNN>/`. */

@@ -1,27 +1,27 @@
 /**
- * Committing journal steps: each step one commit on `refs/heads/agents/<agent>` holding
+ * Committing steps: each step one commit on `refs/heads/agents/<agent>` holding
  * `steps/<agent>/<NNN>/…`, a batch of steps written as one pack and each agent's ref moved once,
  * by compare-and-swap. Invariant: an agent's steps are committed in the order given (the caller
  * gives them in step order), each on top of the previous; only the trees on the changed path are
- * rewritten. An empty batch writes nothing.
+ * rewritten, and the agent's own `steps/<agent>` tree (one entry per step) is kept serialized per
+ * tip, so a step costs the same at step 5 000 as at step 5 (an insert, not a rebuild). An empty
+ * batch writes nothing.
  */
-import fs from 'node:fs'
-import path from 'node:path'
 import { formatStep } from '../core/naming'
 import { commitTree, getTree } from './git-read'
 import { commitBody, gitObject, type GitObject, type Signature, treeBody, writePack } from './git-pack'
-import type { Repo, TreeEntry } from './git-repo'
+import { Lru, type Repo, type TreeEntry } from './git-repo'
 import { casRef, readRef, RefConflict } from './git-refs'
 import { agentRef, configRef, DEFAULT_LINEAGE } from './home'
-import { META_FILE, REQUEST_FILE, RESPONSE_FILES } from '../record/journal'
 
 export interface StepToCommit {
   agent: string
   n: number
   model: string | null
+  /** The step's files by name (`request.json`, `meta.json`, `response.*`); request.json is required. */
+  files: Readonly<Record<string, Buffer>>
 }
 
-const STEP_FILES = new Set<string>([REQUEST_FILE, META_FILE, ...RESPONSE_FILES])
 const AUTHOR = { name: 'holdfast', email: 'holdfast@localhost' }
 
 /** `items` with `name` set to a tree `oid` (added or replaced). */
@@ -38,10 +38,72 @@ async function subtree(repo: Repo, items: readonly TreeEntry[], name: string): P
   return [...(await getTree(repo, found.oid))]
 }
 
+/**
+ * A tree kept serialized: its entries in git's order, each entry's bytes made once, so adding or
+ * replacing one is a binary search and a join, never a re-sort of the whole directory.
+ */
+class SortedTree {
+  private constructor(
+    private readonly keys: string[],
+    private readonly lines: Buffer[],
+  ) {}
+
+  static of(entries: readonly TreeEntry[]): SortedTree {
+    const sorted = entries
+      .map((e) => ({ key: e.type === 'tree' ? `${e.path}/` : e.path, e }))
+      .sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)))
+    return new SortedTree(
+      sorted.map((s) => s.key),
+      sorted.map((s) => line(s.e)),
+    )
+  }
+
+  /** Set the subtree `name` to `oid`. Names here are ASCII (step numbers): string order is git's byte order. */
+  setTree(name: string, oid: string): SortedTree {
+    const key = `${name}/`
+    let lo = 0
+    let hi = this.keys.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if ((this.keys[mid] as string) < key) lo = mid + 1
+      else hi = mid
+    }
+    const keys = this.keys.slice()
+    const lines = this.lines.slice()
+    const l = line({ mode: '040000', path: name, oid, type: 'tree' })
+    if (keys[lo] === key) lines[lo] = l
+    else {
+      keys.splice(lo, 0, key)
+      lines.splice(lo, 0, l)
+    }
+    return new SortedTree(keys, lines)
+  }
+
+  body(): Buffer {
+    return Buffer.concat(this.lines)
+  }
+}
+
+function line(e: TreeEntry): Buffer {
+  const head = Buffer.from(`${e.mode.replace(/^0+/, '')} ${e.path}\0`)
+  return Buffer.concat([head, Buffer.from(e.oid, 'hex')])
+}
+
+/** Each repository's serialized `steps/<agent>` trees, by tree oid (a new tip's tree is added as it is made). */
+const agentTrees = new WeakMap<Repo, Lru<SortedTree>>()
+
+async function agentTree(repo: Repo, oid: string | undefined): Promise<SortedTree> {
+  let cache = agentTrees.get(repo)
+  if (!cache) agentTrees.set(repo, (cache = new Lru<SortedTree>(256)))
+  if (oid === undefined) return SortedTree.of([])
+  let t = cache.get(oid)
+  if (!t) cache.set(oid, (t = SortedTree.of(await getTree(repo, oid))))
+  return t
+}
+
 /** Build the commits of one agent's steps on `parent`; returns the objects and the commit ids. */
 async function buildAgent(
   repo: Repo,
-  journalDir: string,
   agent: string,
   steps: readonly StepToCommit[],
   parent: string | undefined,
@@ -50,7 +112,10 @@ async function buildAgent(
   // Entries inherited from the parent keep their modes (an executable, a symlink stays one).
   let root: TreeEntry[] = parent ? [...(await getTree(repo, await commitTree(repo, parent)))] : []
   let stepsDir = await subtree(repo, root, 'steps')
-  let agentDir = await subtree(repo, stepsDir, agent)
+  const existing = stepsDir.find((e) => e.path === agent)
+  if (existing && existing.type !== 'tree')
+    throw new Error(`git path "steps/${agent}" is a file where holdfast expects a directory`)
+  let agentDir = await agentTree(repo, existing?.oid)
   const commits: string[] = []
   const put = (o: GitObject, entries?: TreeEntry[]): string => {
     objects.push(o)
@@ -58,19 +123,19 @@ async function buildAgent(
     return o.oid
   }
   for (const s of steps) {
-    const dir = path.join(journalDir, agent, formatStep(s.n))
-    const files: TreeEntry[] = []
-    for (const name of fs.readdirSync(dir).sort()) {
-      if (!STEP_FILES.has(name)) continue
-      const oid = put(gitObject('blob', fs.readFileSync(path.join(dir, name))))
-      files.push({ mode: '100644', path: name, oid, type: 'blob' })
-    }
-    if (!files.some((f) => f.path === REQUEST_FILE))
-      throw new Error(`step ${formatStep(s.n)} of ${agent} has no request.json`)
+    if (!s.files['request.json']) throw new Error(`step ${formatStep(s.n)} of ${agent} has no request.json`)
+    const files: TreeEntry[] = Object.entries(s.files).map(([name, bytes]) => ({
+      mode: '100644',
+      path: name,
+      oid: put(gitObject('blob', bytes)),
+      type: 'blob',
+    }))
     const stepTree = put(gitObject('tree', treeBody(files)), files)
-    agentDir = withTree(agentDir, formatStep(s.n), stepTree)
-    const agentTree = put(gitObject('tree', treeBody(agentDir)), agentDir)
-    stepsDir = withTree(stepsDir, agent, agentTree)
+    agentDir = agentDir.setTree(formatStep(s.n), stepTree)
+    const agentObj = gitObject('tree', agentDir.body())
+    put(agentObj)
+    agentTrees.get(repo)?.set(agentObj.oid, agentDir)
+    stepsDir = withTree(stepsDir, agent, agentObj.oid)
     const stepsTree = put(gitObject('tree', treeBody(stepsDir)), stepsDir)
     root = withTree(root, 'steps', stepsTree)
     const rootTree = put(gitObject('tree', treeBody(root)), root)
@@ -96,11 +161,7 @@ export interface Committed {
  * that does not exist is created at `config/default`'s tip; a branch someone else moved meanwhile
  * is built on again. Throws only when nothing could be written (then nothing moved).
  */
-export async function commitSteps(
-  repo: Repo,
-  journalDir: string,
-  steps: readonly StepToCommit[],
-): Promise<Committed> {
+export async function commitSteps(repo: Repo, steps: readonly StepToCommit[]): Promise<Committed> {
   const byAgent = new Map<string, StepToCommit[]>()
   for (const s of steps) byAgent.set(s.agent, [...(byAgent.get(s.agent) ?? []), s])
   const result: Committed = { oids: new Map(), failed: new Map() }
@@ -111,7 +172,7 @@ export async function commitSteps(
     for (const agent of pending) {
       const tip = (await readRef(repo, agentRef(agent))) ?? null
       const parent = tip ?? (await readRef(repo, configRef(DEFAULT_LINEAGE)))
-      const commits = await buildAgent(repo, journalDir, agent, byAgent.get(agent) ?? [], parent, objects)
+      const commits = await buildAgent(repo, agent, byAgent.get(agent) ?? [], parent, objects)
       moves.push({ agent, tip, commits })
     }
     writePack(repo.gitdir, objects)

@@ -6,8 +6,7 @@
  */
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
-import path from 'node:path'
-import { formatStep, parseStep } from '../core/naming'
+import { parseStep } from '../core/naming'
 import { type HookInstall, installHooks } from '../../hooks/install'
 import { openRepo, type Repo } from './git-repo'
 import { clearStaleLocks, readRef } from './git-refs'
@@ -27,8 +26,6 @@ export class Workspace {
   private ready: Promise<void> | undefined
   /** What `ensure()` did with the repository's git hook (hooks/install.ts). */
   hookInstall: HookInstall | undefined
-  /** Step commits since the last `git gc` of this repository (counted by the server). */
-  commitsSinceMaintain = 0
 
   constructor(
     readonly home: string,
@@ -65,10 +62,6 @@ export class Workspace {
     return homePaths.agentJournal(this.home, this.name, agent)
   }
 
-  stepDir(agent: string, n: number): string {
-    return path.join(this.agentJournal(agent), formatStep(n))
-  }
-
   /** The highest step number committed on the agent's branch (0 when none or no branch). */
   async committedSteps(agent: string): Promise<number> {
     const tip = await readRef(this.repo, agentRef(agent))
@@ -79,17 +72,17 @@ export class Workspace {
     return max
   }
 
-  /** Commit one journal step on the agent's branch; returns the commit id. */
-  async commitStep(agent: string, n: number, model: string | null): Promise<string> {
-    const { oids, failed } = await commitSteps(this.repo, this.journalDir, [{ agent, n, model }])
-    const err = failed.get(agent)
+  /** Commit one step on the agent's branch; returns the commit id. */
+  async commitStep(step: StepToCommit): Promise<string> {
+    const { oids, failed } = await commitSteps(this.repo, [step])
+    const err = failed.get(step.agent)
     if (err) throw err
-    return oids.get(`${agent}/${n}`) as string
+    return oids.get(`${step.agent}/${step.n}`) as string
   }
 
-  /** Commit several journal steps (each agent's in step order) as one pack. */
+  /** Commit several steps (each agent's in step order) as one pack. */
   commitSteps(steps: readonly StepToCommit[]): Promise<Committed> {
-    return commitSteps(this.repo, this.journalDir, steps)
+    return commitSteps(this.repo, steps)
   }
 
   /** Remove lock files a crashed writer left on agent refs (only under the home lock). */

@@ -4,6 +4,7 @@
  * reload of a changed file (the old instance replaced in place, a broken change ignored); and
  * every way a plugin can fail to start, each one line naming the plugin.
  */
+import { readJournal } from '../../proxy/record/journal'
 import fs from 'node:fs'
 import path from 'node:path'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
@@ -47,10 +48,10 @@ let fake: FakeUpstream
 let home: string
 let serve: Spawned
 const src = () => path.join(home, 'my-plugins')
-const landed = (agent: string) => fs.existsSync(path.join(home, 'workspaces', 'load', 'steps', agent))
-/** The agent's latest step number: the journal keeps it even after older steps are committed and pruned. */
+const landed = (agent: string) => fs.existsSync(path.join(home, 'workspaces', 'load', 'journal', agent))
+/** The agent's latest step number: the journal keeps its newest file even after its steps are committed. */
 const steps = (agent: string) =>
-  Math.max(...fs.readdirSync(path.join(home, 'workspaces', 'load', 'steps', agent)).map(Number))
+  Math.max(...readJournal(path.join(home, 'workspaces', 'load', 'journal', agent)).keys())
 
 beforeAll(async () => {
   fake = await startFakeUpstream()

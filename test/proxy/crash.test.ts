@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { readJournal } from '../../proxy/record/journal'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import { configFor, eventually, spawnServe, tempHome, writeConfig, type Spawned } from '../support/harness'
 import {
@@ -37,7 +38,7 @@ afterAll(async () => {
 })
 
 const repo = (): string => path.join(home, 'workspaces', 'default', 'repo.git')
-const journal = (agent: string): string => path.join(home, 'workspaces', 'default', 'steps', agent)
+const journal = (agent: string): string => path.join(home, 'workspaces', 'default', 'journal', agent)
 const pad = (n: number): string => String(n).padStart(3, '0')
 const serve = (): Promise<Spawned> => spawnServe(['--home', home, '--port', '0'])
 
@@ -81,27 +82,12 @@ async function committedSteps(agent: string): Promise<string[]> {
 }
 
 /**
- * Every complete record in an agent's journal: step → request bytes. As the product counts them:
- * a request.json of exactly the meta's `request_bytes` (a kill mid-write leaves a shorter one,
- * or a 0-byte one, which was never sent).
+ * Every complete record in an agent's journal: step → request bytes, as the product's own reader
+ * counts them (a SEND frame torn by the kill is no record: it was never sent).
  */
 function journalRequests(agent: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>()
-  if (!fs.existsSync(journal(agent))) return out
-  for (const step of fs.readdirSync(journal(agent))) {
-    const file = path.join(journal(agent), step, 'request.json')
-    let meta: { request_bytes?: number } | undefined
-    try {
-      meta = JSON.parse(fs.readFileSync(path.join(journal(agent), step, 'meta.json'), 'utf8')) as {
-        request_bytes?: number
-      }
-    } catch {
-      continue // no meta (or a torn one): the record never completed
-    }
-    if (!fs.existsSync(file)) continue
-    const bytes = fs.readFileSync(file)
-    if (bytes.length === meta.request_bytes) out.set(step, bytes)
-  }
+  for (const [n, s] of readJournal(journal(agent))) out.set(pad(n), s.request)
   return out
 }
 
@@ -122,8 +108,9 @@ it('recovers a step killed in flight as interrupted, clearing a stale ref lock a
   await server.kill('SIGKILL')
   expect(await pending).toBe(0)
   // The record was written before the send; the meta has no finish half.
-  const meta = JSON.parse(fs.readFileSync(path.join(journal(agent), '002', 'meta.json'), 'utf8'))
-  expect(meta.ended_at).toBeUndefined()
+  const meta = readJournal(journal(agent)).get(2)?.meta
+  expect(meta).toBeDefined()
+  expect(meta?.ended_at).toBeUndefined()
   // With no server running, `holdfast steps` shows it pending, cut off.
   const listed = await cliAsync(['steps', 'default', agent, '--json', '--home', home])
   expect(listed.code).toBe(0)
@@ -171,8 +158,8 @@ it('loses nothing sent and leaves no gap when bursts are killed at random moment
     const base = await Promise.all(agents.map(async (a) => (await committedSteps(a)).length))
     for (const [i, agent] of agents.entries()) {
       expect(await post(url, agent, `round ${round} probe`)).toBe(200)
-      const probe = fs.readFileSync(path.join(journal(agent), pad(base[i]! + 1), 'request.json'))
-      expect(probe.toString()).toContain(`round ${round} probe`)
+      const probe = readJournal(journal(agent)).get(base[i]! + 1)?.request
+      expect(probe?.toString()).toContain(`round ${round} probe`)
     }
     // A staggered burst over varied latencies: at the kill, some steps are being recorded, some
     // are in flight, some finishing and some committing; the last to arrive never gets an answer.

@@ -8,7 +8,7 @@
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
-import { writeRecord } from '../../proxy/record/journal'
+import { Journal } from '../../proxy/record/journal'
 import type { StepMeta } from '../../generated/meta'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import {
@@ -101,15 +101,13 @@ describe('a kill right after the answer', () => {
   }, 120_000)
 })
 
-/** A journal entry as a serve killed between two of its writes leaves it. */
-function craft(agent: string, n: string, files: Record<string, string | Buffer> = {}): string {
-  const dir = path.join(home, 'workspaces', 'default', 'steps', agent, n)
-  const request = Buffer.from(body(`crafted ${agent}`))
-  const meta = {
+/** The meta of a crafted step's send half. */
+function sendHalf(agent: string, n: number, request: Buffer): StepMeta {
+  return {
     version: 1,
     workspace: 'default',
     agent,
-    step: n,
+    step: String(n).padStart(3, '0'),
     dialect: 'anthropic',
     endpoint: '/v1/messages',
     started_at: new Date().toISOString(),
@@ -129,16 +127,31 @@ function craft(agent: string, n: string, files: Record<string, string | Buffer> 
     changes: [],
     request_bytes: request.length,
   } as unknown as StepMeta
-  fs.mkdirSync(path.dirname(dir), { recursive: true })
-  writeRecord(dir, request, meta)
-  for (const [f, bytes] of Object.entries(files)) fs.writeFileSync(path.join(dir, f), bytes)
-  return dir
+}
+
+/**
+ * A journal entry as a serve killed between two of its writes leaves it, written by the journal's
+ * own writer: the send half, then (when asked) SENT and the first bytes of an answer.
+ */
+function craft(
+  agent: string,
+  n: number,
+  opts: { sent?: boolean; answer?: string; meta?: object } = {},
+): void {
+  const request = Buffer.from(body(`crafted ${agent}`))
+  const journal = new Journal(false)
+  const entry = journal
+    .agent(path.join(home, 'workspaces', 'default', 'journal', agent))
+    .send(n, (opts.meta ?? sendHalf(agent, n, request)) as StepMeta, request)
+  if (opts.sent) entry.sent()
+  if (opts.answer) entry.chunk(Buffer.from(opts.answer))
+  journal.close()
 }
 
 describe('recovery', () => {
   it('marks a step recorded but never sent as not_sent, and one cut off mid-answer as interrupted with its bytes', async () => {
-    craft('never', '001')
-    craft('cut', '001', { 'response.part': 'event: message_start\ndata: {"type":"mess' })
+    craft('never', 1)
+    craft('cut', 1, { sent: true, answer: 'event: message_start\ndata: {"type":"mess' })
     server = await serve()
     const never = JSON.parse(show('never', '001', 'meta.json').toString()) as StepMeta
     expect(never).toMatchObject({ outcome: 'not_sent', status: null, error: { code: 'NOT_SENT' } })
@@ -149,25 +162,28 @@ describe('recovery', () => {
       error: { code: 'INTERRUPTED' },
     })
     expect(show('cut', '001', 'response.txt').toString()).toBe('event: message_start\ndata: {"type":"mess')
+    // Everything is committed: the journal starts empty.
+    expect(fs.readdirSync(path.join(home, 'workspaces', 'default', 'journal'))).toEqual([])
   })
 
   it('moves an entry that cannot be committed aside, says so in one line, and starts', async () => {
     const long = 'a'.repeat(251) // a name an older version accepted: its ref lock cannot exist
-    craft(long, '001')
-    craft('ok1', '001')
-    // A step whose request.json is a directory cannot be read into a commit.
-    const broken = craft('broken', '001')
-    craft('broken', '002')
-    fs.rmSync(path.join(broken, 'request.json'))
-    fs.mkdirSync(path.join(broken, 'request.json'))
-    fs.writeFileSync(path.join(broken, 'meta.json'), '{ not json')
+    craft(long, 1)
+    craft('ok1', 1)
+    // A step whose send half names no route cannot be finished; the step after it goes aside too.
+    craft('broken', 1, { meta: { version: 1, step: '001' } })
+    craft('broken', 2)
     server = await serve()
     expect(server.stderr()).toMatch(
       /moved \d+ journal entr(y|ies) of default that could not be committed aside/,
     )
     const q = path.join(home, 'quarantine', 'default')
     expect(fs.readFileSync(path.join(q, long, '001', 'reason.txt'), 'utf8')).toMatch(/bytes of UTF-8/)
-    expect(fs.existsSync(path.join(home, 'workspaces', 'default', 'steps', long))).toBe(false)
+    expect(fs.readFileSync(path.join(q, long, '001', 'request.json'), 'utf8')).toBe(body(`crafted ${long}`))
+    expect(fs.readFileSync(path.join(q, 'broken', '002', 'reason.txt'), 'utf8')).toMatch(
+      /after an earlier step that could not be committed/,
+    )
+    expect(fs.existsSync(path.join(home, 'workspaces', 'default', 'journal', long))).toBe(false)
     // The good agent was committed beside them; serve answers.
     expect(JSON.parse(show('ok1', '001', 'meta.json').toString())).toMatchObject({ outcome: 'not_sent' })
     const r = await step(server.url, 'ok1', body('after recovery'))

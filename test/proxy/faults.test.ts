@@ -3,10 +3,10 @@
  * refused in the dialect's envelope and change nothing on disk; provider failures, a client
  * that goes away are each answered honestly and recorded; an unreadable previous record never blocks the agent.
  */
-import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
 import { eventually, git, gitBytes, startProxy, type Proxy } from '../support/harness'
+import { damageRecord } from '../support/repo-checks'
 import {
   closedPort,
   listTree,
@@ -388,22 +388,19 @@ describe('an upstream that fails mid-answer', () => {
 })
 
 describe('an unreadable previous record', () => {
-  const damages: Record<string, (file: string) => void> = {
-    'invalid JSON': (file) => fs.writeFileSync(file, '{"model": "claude-fake-1", "messages": [ -- broken'),
-    'a JSON array': (file) => fs.writeFileSync(file, '[{"model": "claude-fake-1"}, "not a request at all"]'),
-    'a directory': (file) => {
-      fs.rmSync(file)
-      fs.mkdirSync(file)
-    },
+  const damages: Record<string, string> = {
+    'invalid JSON': '{"model": "claude-fake-1", "messages": [ -- broken',
+    'a JSON array': '[{"model": "claude-fake-1"}, "not a request at all"]',
+    'a directory': 'directory',
   }
 
-  /** Step 1, then damage its request.json, then step 2: step 2 is sent as composed; returns its meta. */
+  /** Step 1, then damage its committed request.json, then step 2: step 2 is sent as composed; returns its meta. */
   async function stepAfterDamage(what: string, agent: string): Promise<Record<string, unknown>> {
     const r1 = await postAnthropic(p.url, `/w/fault/a/${agent}/v1/messages`, HELLO)
     expect(r1.status).toBe(200)
     await p.settled()
-    const file = path.join(p.home, 'workspaces', 'fault', 'steps', agent, '001', 'request.json')
-    damages[what]?.(file)
+    damageRecord(path.join(p.home, 'workspaces', 'fault', 'repo.git'), agent, '001', damages[what] as string)
+    p.server.ctx.records.previousRecords.forget(`fault\0${agent}`) // read from the record, as after a restart
     const r2 = await postAnthropic(p.url, `/w/fault/a/${agent}/v1/messages`, HELLO)
     expect(r2.status).toBe(200)
     expect(p.fake.received).toHaveLength(2)

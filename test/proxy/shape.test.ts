@@ -9,7 +9,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { why } from '../../cli/why'
 import { anthropic, openai } from '../../proxy/dialects'
-import { startProxy, type Proxy } from '../support/harness'
+import { git, startProxy, type Proxy } from '../support/harness'
+import { damageRecord } from '../support/repo-checks'
 
 let p: Proxy
 beforeAll(async () => {
@@ -115,7 +116,7 @@ describe('shape checks', () => {
 })
 
 describe('a previous record that cannot be read back', () => {
-  const journal = (agent: string, n: string) => path.join(p.home, 'workspaces', 'faults', 'steps', agent, n)
+  const repo = () => path.join(p.home, 'workspaces', 'faults', 'repo.git')
 
   it.each([
     ['does not parse', 'not json at all', 'not JSON'],
@@ -139,8 +140,8 @@ describe('a previous record that cannot be read back', () => {
         200,
       )
       await p.settled()
-      const file = path.join(journal(agent, '001'), 'request.json')
-      fs.writeFileSync(file, bytes) // the faulty record, as a crash or an old version could leave it
+      damageRecord(repo(), agent, '001', bytes) // the faulty record, as a hand edit or an old version could leave it
+      p.server.ctx.records.previousRecords.forget(`faults\0${agent}`) // as after a restart
       const sentBefore = p.fake.received.length
       const r = await post(route, { model: MODEL, max_tokens: 8, messages: msgs('two') })
       expect(r.status).toBe(200)
@@ -152,7 +153,7 @@ describe('a previous record that cannot be read back', () => {
       expect(report.summary.join('\n')).toMatch(
         /hold not applied: record-fault \(the previous step's request\.json cannot be read back/,
       )
-      expect(fs.readFileSync(file, 'utf8')).toBe(bytes) // left as it is
+      expect(git(repo(), 'show', `agents/${agent}:steps/${agent}/001/request.json`)).toBe(bytes) // left as it is
       // And the agent goes on: its next step holds against step 002 as usual.
       expect((await post(route, { model: MODEL, max_tokens: 8, messages: msgs('three') })).status).toBe(200)
     },

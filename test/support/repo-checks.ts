@@ -132,3 +132,29 @@ export function cliAsync(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs 
     })
   })
 }
+
+/**
+ * Damage a committed record the way a hand edit of the branch (or an old version) could: a new
+ * commit on `agents/<agent>` whose `steps/<agent>/<NNN>/request.json` holds `bytes`, or is a
+ * directory when `bytes` is `'directory'`. Built with git's own plumbing on a scratch index.
+ */
+export function damageRecord(repo: string, agent: string, step: string, bytes: string | 'directory'): void {
+  const index = `${repo}/damage-index`
+  const env = { ...process.env, GIT_INDEX_FILE: index }
+  const run = (args: string[], input?: string): string => {
+    const r = spawnSync('git', ['-C', repo, ...args], { env, input, encoding: 'utf8' })
+    if (r.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr}`)
+    return r.stdout.trim()
+  }
+  const file = `steps/${agent}/${step}/request.json`
+  const tip = run(['rev-parse', `refs/heads/agents/${agent}`])
+  run(['read-tree', tip])
+  const blob = run(['hash-object', '-w', '--stdin'], bytes === 'directory' ? 'x' : bytes)
+  // --index-info needs no work tree: mode 0 removes an entry.
+  const target = bytes === 'directory' ? `${file}/x` : file
+  run(['update-index', '--index-info'], `0 ${'0'.repeat(40)}\t${file}\n100644 ${blob}\t${target}\n`)
+  const tree = run(['write-tree'])
+  const commit = run(['commit-tree', tree, '-p', tip, '-m', `damage ${file}`])
+  run(['update-ref', `refs/heads/agents/${agent}`, commit, tip])
+  spawnSync('rm', ['-f', index])
+}

@@ -1,8 +1,9 @@
-/** The finish half (store/finish): decoded, read for usage, priced and written, whatever thread it arrives on. */
+/** The finish half (record/finish): decoded, read for usage and priced, whatever thread it arrives on; nothing copied that need not be. */
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { completeFinish, type FinishJob } from '../../../proxy/record/finish'
+import { answerBytes, finishStep, type FinishJob } from '../../../proxy/record/finish'
+import { Journal } from '../../../proxy/record/journal'
 import type { StepMeta } from '../../../generated/meta'
 import { tempHome } from '../../support/harness'
 
@@ -31,12 +32,11 @@ const answer = JSON.stringify({
   usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 0 },
 })
 
-function job(dir: string, body: Uint8Array, encoding = ''): FinishJob {
+function job(body: Uint8Array, encoding = ''): FinishJob {
   return {
-    dir,
     dialect: 'anthropic',
     meta,
-    body: body as Buffer,
+    answer: { bytes: body as Buffer },
     contentType: 'application/json',
     contentEncoding: encoding,
     holdApplied: true,
@@ -45,26 +45,40 @@ function job(dir: string, body: Uint8Array, encoding = ''): FinishJob {
 }
 
 describe('the finish half', () => {
-  it('reads usage from a body that arrived as a plain Uint8Array (a worker message), and writes the decoded answer', () => {
-    const dir = tempHome()
+  it('reads usage from a body that arrived as a plain Uint8Array (a worker message), and keeps the decoded answer', () => {
     const gz = zlib.gzipSync(answer)
-    const m = completeFinish(job(dir, new Uint8Array(gz), 'gzip'))
-    expect(m).toMatchObject({
+    const f = finishStep(job(new Uint8Array(gz), 'gzip'))
+    expect(f.meta).toMatchObject({
       stop_reason: 'end_turn',
       response_file: 'response.json',
       usage: { input_tokens: 10, cache_read_tokens: 100 },
     })
-    expect(m.cost?.saved_by_hold_usd).toBeGreaterThan(0)
-    expect(fs.readFileSync(path.join(dir, 'response.json'), 'utf8')).toBe(answer)
-    expect(JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'))).toEqual(m)
-    fs.rmSync(dir, { recursive: true, force: true })
+    expect(f.meta.cost?.saved_by_hold_usd).toBeGreaterThan(0)
+    expect(f.response?.file).toBe('response.json')
+    expect(answerBytes(f.response!.bytes).toString()).toBe(answer)
   })
 
   it('keeps a body it cannot decode raw, and says so', () => {
+    const f = finishStep(job(Buffer.from('not gzip'), 'gzip'))
+    expect(f.meta.error).toMatchObject({ code: 'RESPONSE_UNDECODABLE' })
+    expect(answerBytes(f.response!.bytes).toString()).toBe('not gzip')
+  })
+
+  it('reads a streamed answer where the journal has it, and points the commit there instead of copying it', () => {
     const dir = tempHome()
-    const m = completeFinish(job(dir, Buffer.from('not gzip'), 'gzip'))
-    expect(m.error).toMatchObject({ code: 'RESPONSE_UNDECODABLE' })
-    expect(fs.readFileSync(path.join(dir, 'response.json'), 'utf8')).toBe('not gzip')
+    const journal = new Journal(false)
+    const entry = journal.agent(path.join(dir, 'a')).send(1, meta, Buffer.from('{}'))
+    entry.sent()
+    entry.chunk(Buffer.from(answer.slice(0, 20)))
+    entry.chunk(Buffer.from(answer.slice(20)))
+    journal.close()
+    const f = finishStep({
+      ...job(Buffer.alloc(0)),
+      answer: { file: entry.place.file, extents: entry.place.chunks },
+    })
+    expect(f.meta.usage).toMatchObject({ output_tokens: 5 })
+    expect(f.response?.bytes).toEqual({ file: entry.place.file, extents: entry.place.chunks })
+    expect(answerBytes(f.response!.bytes).toString()).toBe(answer)
     fs.rmSync(dir, { recursive: true, force: true })
   })
 })

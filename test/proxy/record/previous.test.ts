@@ -2,11 +2,8 @@
  * The previous record the hold reads (record/previous): only what the hold reads is kept, the 1 h
  * lifetime is still seen, and the agents' copies share one byte budget, least recently used first out.
  */
-import fs from 'node:fs'
-import path from 'node:path'
 import type { PreviousStep } from '../../../proxy/core/hold'
 import { PreviousRecords, slim } from '../../../proxy/record/previous'
-import { tempHome } from '../../support/harness'
 
 const messages = [
   { role: 'system', content: 's' },
@@ -35,20 +32,24 @@ describe('the previous record kept per agent', () => {
   })
 
   it('still knows the request asked for the 1 h cache lifetime when the marker was on a dropped message', () => {
-    const home = tempHome()
-    const dir = (n: number): string => path.join(home, String(n))
-    fs.mkdirSync(dir(1), { recursive: true })
-    fs.writeFileSync(path.join(dir(1), 'request.json'), JSON.stringify({ model: 'm', messages }))
-    const p = new PreviousRecords(1 << 20).read('w\0a', dir, 2, undefined)
-    expect(p).toMatchObject({ longTtl: true })
-    expect(((p as PreviousStep).parsed.messages as unknown[]).length).toBe(2)
-    fs.rmSync(home, { recursive: true, force: true })
+    const records = new PreviousRecords(1 << 20)
+    const body = { model: 'm', messages }
+    const kept = records.remember('w\0a', 1, {
+      ...previous(10),
+      bytes: Buffer.from(JSON.stringify(body)),
+      parsed: body,
+    })
+    expect(kept.longTtl).toBe(true)
+    expect((kept.parsed.messages as unknown[]).length).toBe(2)
+    expect(records.get('w\0a', 1)).toBe(kept)
   })
 
-  it('reads nothing before a first step, and nothing where no record is', () => {
+  it('gives back only the step it holds', () => {
     const records = new PreviousRecords(1 << 20)
-    expect(records.read('k', () => '/nonexistent', 1, undefined)).toBeUndefined()
-    expect(records.read('k', () => '/nonexistent', 5, undefined)).toBeUndefined()
+    records.remember('k', 4, previous(10))
+    expect(records.get('k', 3)).toBeUndefined()
+    expect(records.get('k', 4)).toBeDefined()
+    expect(records.get('other', 4)).toBeUndefined()
   })
 })
 

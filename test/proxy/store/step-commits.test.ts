@@ -1,6 +1,7 @@
 /**
- * Step commits as the server makes them (store/step-commits): journal steps written as one pack,
- * each its own commit, refs moved by compare-and-swap; what the branch inherits keeps its modes.
+ * Step commits as the server makes them (store/step-commits): steps written as one pack, each its
+ * own commit, refs moved by compare-and-swap; what the branch inherits keeps its modes; the
+ * agent's own tree keeps git's order as it grows past step 999.
  */
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -25,26 +26,23 @@ beforeEach(async () => {
 })
 afterEach(() => fs.rmSync(home, { recursive: true, force: true }))
 
-function journal(agent: string, n: number, request: string): void {
-  const dir = ws.stepDir(agent, n)
-  fs.mkdirSync(dir, { recursive: true })
-  fs.writeFileSync(path.join(dir, 'meta.json'), '{}\n')
-  fs.writeFileSync(path.join(dir, 'request.json'), request)
-  fs.writeFileSync(path.join(dir, '.request.json.123.tmp'), 'a crash leftover, never committed')
-}
+/** A step to commit: its request and a meta. */
+const step = (agent: string, n: number, request: string, model: string | null = 'm') => ({
+  agent,
+  n,
+  model,
+  files: { 'meta.json': Buffer.from('{}\n'), 'request.json': Buffer.from(request) },
+})
 
 describe('step commits', () => {
   it('writes each step as its own commit, in order, with the exact bytes, as one pack git reads', async () => {
-    journal('a', 1, '{"x": 2.50}')
-    journal('a', 2, '{"x":  12345678901234567890}')
-    journal('b', 1, '{"b":1}')
     const packs = (): string[] =>
       fs.readdirSync(path.join(ws.repo.gitdir, 'objects', 'pack')).filter((f) => f.endsWith('.pack'))
     const before = packs().length // the starter config's own pack
-    const { oids, failed } = await commitSteps(ws.repo, ws.journalDir, [
-      { agent: 'a', n: 1, model: 'm' },
-      { agent: 'a', n: 2, model: 'm' },
-      { agent: 'b', n: 1, model: null },
+    const { oids, failed } = await commitSteps(ws.repo, [
+      step('a', 1, '{"x": 2.50}'),
+      step('a', 2, '{"x":  12345678901234567890}'),
+      step('b', 1, '{"b":1}', null),
     ])
     expect(failed.size).toBe(0)
     expect(git(ws.repo.gitdir, 'log', '--format=%s', 'agents/a').trim().split('\n')).toEqual([
@@ -73,8 +71,7 @@ describe('step commits', () => {
     git(clone, 'add', '.')
     git(clone, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'tools')
     git(clone, 'push', '-q', 'origin', 'HEAD:config/default')
-    journal('a', 1, '{}')
-    await commitSteps(ws.repo, ws.journalDir, [{ agent: 'a', n: 1, model: 'm' }])
+    await commitSteps(ws.repo, [step('a', 1, '{}')])
     const modes = git(ws.repo.gitdir, 'ls-tree', 'agents/a')
       .split('\n')
       .filter(Boolean)
@@ -95,19 +92,28 @@ describe('step commits', () => {
   })
 
   it("builds on the branch's current tip, whoever moved it", async () => {
-    journal('a', 1, '{"n":1}')
-    await commitSteps(ws.repo, ws.journalDir, [{ agent: 'a', n: 1, model: 'm' }])
+    await commitSteps(ws.repo, [step('a', 1, '{"n":1}')])
     const first = (await readRef(ws.repo, 'refs/heads/agents/a')) as string
     // Someone else commits on the branch (here: a second commit of step 1's tree by plain git).
     const theirs = git(ws.repo.gitdir, 'commit-tree', `${first}^{tree}`, '-p', first, '-m', 'theirs').trim()
     await casRef(ws.repo, 'refs/heads/agents/a', theirs, first)
-    journal('a', 2, '{"n":2}')
-    const { failed } = await commitSteps(ws.repo, ws.journalDir, [{ agent: 'a', n: 2, model: 'm' }])
+    const { failed } = await commitSteps(ws.repo, [step('a', 2, '{"n":2}')])
     expect(failed.size).toBe(0)
     expect(git(ws.repo.gitdir, 'log', '--format=%s', '-3', 'agents/a').trim().split('\n')).toEqual([
       'step 002: m [a]',
       'theirs',
       'step 001: m [a]',
     ])
+  })
+
+  it("keeps the agent's tree in git's order as it grows past 999 steps, and git reads every step", async () => {
+    const batch = Array.from({ length: 1005 }, (_, i) => step('a', i + 1, `{"n":${i + 1}}`))
+    for (let i = 0; i < batch.length; i += 250) await commitSteps(ws.repo, batch.slice(i, i + 250))
+    git(ws.repo.gitdir, 'fsck', '--strict')
+    const names = git(ws.repo.gitdir, 'ls-tree', '--name-only', 'agents/a', 'steps/a/').trim().split('\n')
+    expect(names).toHaveLength(1005)
+    expect(git(ws.repo.gitdir, 'show', 'agents/a:steps/a/1000/request.json')).toBe('{"n":1000}')
+    expect(git(ws.repo.gitdir, 'show', 'agents/a:steps/a/100/request.json')).toBe('{"n":100}')
+    expect(git(ws.repo.gitdir, 'show', 'agents/a~1004:steps/a/001/request.json')).toBe('{"n":1}')
   })
 })
