@@ -45,6 +45,10 @@ export function registerServe(program: Command): void {
       process.once('SIGINT', () => stop('SIGINT'))
       process.once('SIGTERM', () => stop('SIGTERM'))
       process.stdout.write(`holdfast listening on ${server.url}\n`)
-      log.info({ home, url: server.url, pid: process.pid }, 'serving')
+      const { wroteDefaultConfig } = await import('../proxy/store/config')
+      if (wroteDefaultConfig)
+        log.info({ file: wroteDefaultConfig }, `wrote a new holdfast.yaml at ${wroteDefaultConfig}`)
+      const rows = Object.entries(server.ctx.config.providers).map(([name, r]) => `${name} → ${r.base_url}`)
+      log.info({ home, url: server.url, pid: process.pid }, `serving ${home}; providers: ${rows.join(', ')}`)
     })
 }

@@ -14,6 +14,7 @@
 import type { ServerResponse } from 'node:http'
 import { HoldfastError } from './core/errors'
 import type { PluginCall } from '../plugins/runner'
+import type { StepMeta } from './record'
 import type { ServerContext } from './context'
 import { sendError } from './respond'
 import { accept, type Incoming } from './stages/accept'
@@ -66,5 +67,27 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
     // A step whose finish never ran is committed with its send half (no answer is known).
     step.settle(fallbackCommit(step, step.meta, null))
   }
+  logStep(ctx, step.meta)
   await plugins.settled(step.meta) // finish's meta; the send half alone if finish failed
+}
+
+/** The one line a step leaves in the log: who, which step, how it went, what the cache did. */
+function logStep(ctx: ServerContext, m: StepMeta): void {
+  if (!ctx.log.isLevelEnabled('info')) return
+  const u = m.usage
+  const hold = m.hold.applied ? `held ${m.hold.held.join(', ')}` : m.hold.reason
+  ctx.log.info(
+    {
+      ws: m.workspace,
+      agent: m.agent,
+      step: m.step,
+      status: m.status ?? null,
+      outcome: m.outcome ?? null,
+      ttfb_ms: m.ttfb_ms ?? null,
+      cache_read: u?.cache_read_tokens ?? null,
+      cache_write: u?.cache_write_tokens ?? null,
+      hold: m.hold.reason,
+    },
+    `${m.workspace}/${m.agent} ${m.step} ${m.status ?? m.outcome ?? '-'} ttfb ${m.ttfb_ms ?? '-'} ms, cache read ${u?.cache_read_tokens ?? '-'} write ${u?.cache_write_tokens ?? '-'}, hold: ${hold}`,
+  )
 }

@@ -19,6 +19,7 @@ import {
   type JournalEntry,
   META_FILE,
   metaBytes,
+  readEach,
   readPlaced,
   REQUEST_FILE,
   type StepPlace,
@@ -45,17 +46,53 @@ export interface CommitJob {
   n: number
   model: string | null
   request: StepPlace
-  finished: Finished
+  /** Absent: the committer finished this step itself and kept what it found (nothing crosses threads twice). */
+  finished?: Finished
+}
+
+/** The key a committer keeps a step's finished half under, from its meta. */
+export const finishedKey = (meta: Pick<StepMeta, 'workspace' | 'agent' | 'step'>): string =>
+  `${meta.workspace}\0${meta.agent}\0${meta.step}`
+
+/**
+ * Finished halves kept between a step's finish and its commit, by step; a commit takes its own.
+ * Bounded: a step whose commit never comes (a stalled agent) is dropped once many are newer.
+ */
+export class FinishedSteps {
+  private readonly kept = new Map<string, Finished>()
+  keep(f: Finished): void {
+    this.kept.set(finishedKey(f.meta), f)
+    if (this.kept.size > 4096) this.kept.delete(this.kept.keys().next().value as string)
+  }
+  /** The job with its finished half: given, or kept; throws when the committer lost it. */
+  complete(ws: string, job: CommitJob): CommitJob & { finished: Finished } {
+    if (job.finished) return { ...job, finished: job.finished }
+    const key = `${ws}\0${job.agent}\0${formatStep(job.n)}`
+    const finished = this.kept.get(key)
+    if (!finished)
+      throw new Error(
+        `the finish of step ${formatStep(job.n)} of ${job.agent} was lost (the commit worker restarted)`,
+      )
+    this.kept.delete(key)
+    return { ...job, finished }
+  }
 }
 
 /** A step's files as its commit holds them: request.json, meta.json, and its response, if any. */
-export function recordFiles(job: CommitJob): Record<string, Buffer> {
+export function recordFiles(job: CommitJob & { finished: Finished }): Record<string, Buffer> {
+  const r = job.finished.response
+  const a = r?.bytes
+  // The request and a journaled answer are in one file, read through one descriptor.
+  const same = a !== undefined && 'file' in a && a.file === job.request.file
+  const [request, answer] = readEach(
+    job.request.file,
+    same ? [[job.request.request], a.extents] : [[job.request.request]],
+  )
   const files: Record<string, Buffer> = {
-    [REQUEST_FILE]: readPlaced(job.request.file, [job.request.request]),
+    [REQUEST_FILE]: request as Buffer,
     [META_FILE]: metaBytes(job.finished.meta),
   }
-  const r = job.finished.response
-  if (r) files[r.file] = answerBytes(r.bytes)
+  if (r) files[r.file] = answer ?? answerBytes(r.bytes)
   return files
 }
 

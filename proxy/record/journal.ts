@@ -336,20 +336,29 @@ export function readJournal(dir: string): Map<number, JournalStep> {
 
 /** The bytes of `extents` in `file`, joined (one read of the span they cover). */
 export function readPlaced(file: string, extents: readonly Extent[]): Buffer {
+  return readEach(file, [extents])[0] as Buffer
+}
+
+/** Several `readPlaced` of one file through one open descriptor (a commit reads a request and its answer). */
+export function readEach(file: string, lists: readonly (readonly Extent[])[]): Buffer[] {
+  const fd = fs.openSync(file, 'r')
+  try {
+    return lists.map((extents) => readSpan(fd, file, extents))
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+function readSpan(fd: number, file: string, extents: readonly Extent[]): Buffer {
   if (extents.length === 0) return Buffer.alloc(0)
   const first = extents[0] as Extent
   const last = extents[extents.length - 1] as Extent
   const span = Buffer.allocUnsafe(last.offset + last.length - first.offset)
-  const fd = fs.openSync(file, 'r')
-  try {
-    let got = 0
-    while (got < span.length) {
-      const n = fs.readSync(fd, span, got, span.length - got, first.offset + got)
-      if (n === 0) throw new Error(`the journal file ${file} ends before its frames do`)
-      got += n
-    }
-  } finally {
-    fs.closeSync(fd)
+  let got = 0
+  while (got < span.length) {
+    const n = fs.readSync(fd, span, got, span.length - got, first.offset + got)
+    if (n === 0) throw new Error(`the journal file ${file} ends before its frames do`)
+    got += n
   }
   if (extents.length === 1) return span
   return Buffer.concat(

@@ -33,9 +33,9 @@ export async function finish(ctx: ServerContext, step: Recorded, f: Forwarded): 
       : f.streamed
         ? { file: step.entry.place.file, extents: step.entry.place.chunks }
         : { bytes: f.body }
-  let finished: Finished
+  let done: StepMeta
   try {
-    finished = await ctx.committer.finish({
+    done = await ctx.committer.finish({
       dialect: step.request.dialect.name,
       meta,
       answer,
@@ -48,6 +48,8 @@ export async function finish(ctx: ServerContext, step: Recorded, f: Forwarded): 
     step.settle(fallbackCommit(step, meta, answer))
     throw err
   }
-  step.settle({ ...fallbackCommit(step, meta, answer), finished })
-  return finished.meta
+  // The committer kept the finished half: the commit goes without it (nothing crosses threads twice).
+  const { finished: _kept, ...job } = fallbackCommit(step, meta, answer)
+  step.settle(job)
+  return done
 }

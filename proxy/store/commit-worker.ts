@@ -9,8 +9,8 @@
  */
 import { parentPort } from 'node:worker_threads'
 import { maintain } from './git-run'
-import { type CommitJob, recordFiles } from '../record'
-import { finishStep, type Finished, type FinishJob } from '../record/finish'
+import { type CommitJob, FinishedSteps, recordFiles, type StepMeta } from '../record'
+import { finishStep, type FinishJob } from '../record/finish'
 import { Workspace } from './workspace'
 
 export type CommitRequest =
@@ -18,7 +18,7 @@ export type CommitRequest =
   | { kind: 'maintain'; id: number; home: string; ws: string }
   | { kind: 'finish'; id: number; job: FinishJob }
 export type CommitReply =
-  | { id: number; value: string | Finished | undefined }
+  | { id: number; value: string | StepMeta | undefined }
   | { id: number; error: { name: string; message: string } }
 type QueuedJob = Exclude<CommitRequest, { kind: 'finish' }>
 
@@ -81,7 +81,12 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
     let done
     try {
       done = await q.ws.commitSteps(
-        batch.map(({ job }) => ({ agent: job.agent, n: job.n, model: job.model, files: recordFiles(job) })),
+        batch.map(({ job }) => ({
+          agent: job.agent,
+          n: job.n,
+          model: job.model,
+          files: recordFiles(finished.complete(q.ws.name, job)),
+        })),
       )
     } catch (err) {
       for (const j of batch) reply(errorReply(j.id, err))
@@ -130,6 +135,9 @@ function scheduleMaintain(q: Queue, reply: Reply): void {
   q.idleTimer.unref()
 }
 
+/** Each step's finished half, from its finish to its commit. */
+const finished = new FinishedSteps()
+
 if (parentPort) {
   const port = parentPort
   const queues = new Map<string, Queue>()
@@ -138,7 +146,9 @@ if (parentPort) {
     if (m.kind === 'finish') {
       // Computed at once, never queued behind commits: the step's commit waits for this.
       try {
-        reply({ id: m.id, value: finishStep(m.job) })
+        const f = finishStep(m.job)
+        finished.keep(f)
+        reply({ id: m.id, value: f.meta })
       } catch (err) {
         reply(errorReply(m.id, err))
       }

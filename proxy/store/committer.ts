@@ -9,9 +9,8 @@ import path from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { CommitReply, CommitRequest } from './commit-worker'
 import { maintain } from './git-run'
-import type { CommitJob } from '../record'
-import { finishStep, type Finished, type FinishJob } from '../record/finish'
-import { recordFiles } from '../record'
+import { type CommitJob, FinishedSteps, recordFiles, type StepMeta } from '../record'
+import { finishStep, type FinishJob } from '../record/finish'
 import { Workspace } from './workspace'
 import { SOURCE_REGISTER } from '../package-root'
 
@@ -20,24 +19,28 @@ export interface Committer {
   commit(home: string, ws: string, job: CommitJob, maintainAfter?: number): Promise<string>
   /** Merge the workspace repository's packs, never beside one of its commits. */
   maintain(home: string, ws: string): Promise<void>
-  /** A step's finish half (decode, usage, cost); nothing is written. */
-  finish(job: FinishJob): Promise<Finished>
+  /** A step's finish half (decode, usage, cost), kept for its commit; returns the finished meta. */
+  finish(job: FinishJob): Promise<StepMeta>
   close(): Promise<void>
 }
 
 export class InlineCommitter implements Committer {
   private readonly workspaces = new Map<string, Workspace>()
+  private readonly finished = new FinishedSteps()
   async commit(home: string, ws: string, job: CommitJob): Promise<string> {
     const key = `${home}\0${ws}`
     let w = this.workspaces.get(key)
     if (!w) this.workspaces.set(key, (w = new Workspace(home, ws)))
-    return w.commitStep({ agent: job.agent, n: job.n, model: job.model, files: recordFiles(job) })
+    const whole = this.finished.complete(ws, job)
+    return w.commitStep({ agent: job.agent, n: job.n, model: job.model, files: recordFiles(whole) })
   }
   async maintain(home: string, ws: string): Promise<void> {
     await maintain(new Workspace(home, ws).repo.gitdir)
   }
-  async finish(job: FinishJob): Promise<Finished> {
-    return finishStep(job)
+  async finish(job: FinishJob): Promise<StepMeta> {
+    const f = finishStep(job)
+    this.finished.keep(f)
+    return f.meta
   }
   async close(): Promise<void> {}
 }
@@ -50,7 +53,7 @@ function workerEntry(): { file: string; execArgv: string[] } {
   return { file, execArgv: ['-r', SOURCE_REGISTER] }
 }
 
-type Answer = string | Finished | undefined
+type Answer = string | StepMeta | undefined
 
 export class WorkerCommitter implements Committer {
   private worker: Worker | undefined
@@ -93,8 +96,8 @@ export class WorkerCommitter implements Committer {
     return this.ask<string>({ kind: 'commit', id: this.nextId++, home, ws, job, maintainAfter })
   }
 
-  finish(job: FinishJob): Promise<Finished> {
-    return this.ask<Finished>({ kind: 'finish', id: this.nextId++, job })
+  finish(job: FinishJob): Promise<StepMeta> {
+    return this.ask<StepMeta>({ kind: 'finish', id: this.nextId++, job })
   }
 
   async maintain(home: string, ws: string): Promise<void> {

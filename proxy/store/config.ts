@@ -70,8 +70,12 @@ export function parseConfig(text: string, file: string): HoldfastConfig {
   return config
 }
 
+/** Set when the last `loadConfig` wrote a new `holdfast.yaml` (serve says where). */
+export let wroteDefaultConfig: string | undefined
+
 /** Read `<home>/holdfast.yaml`, writing the defaults first when it is absent. */
 export function loadConfig(home: string): HoldfastConfig {
+  wroteDefaultConfig = undefined
   const file = homePaths.config(home)
   let text: string
   try {
@@ -82,6 +86,7 @@ export function loadConfig(home: string): HoldfastConfig {
     }
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
     fs.writeFileSync(file, DEFAULT_CONFIG_YAML, { flag: 'wx', mode: 0o600 })
+    wroteDefaultConfig = file
     text = DEFAULT_CONFIG_YAML
   }
   return parseConfig(text, file)

@@ -68,6 +68,17 @@ it('prints the listening line first, writes serve.json 0600 and a default holdfa
   expect(yaml).toContain('openai:    {dialect: openai,    base_url: https://api.openai.com/v1}')
   const health = await fetch(`${s.url}/_holdfast/health`)
   expect(health.status).toBe(200)
+  // It says where it wrote the new holdfast.yaml and where each provider row points (JSON lines: stderr is no terminal).
+  await eventually(() => s.stderr().includes('providers:'), 10_000, 'the serving line')
+  const said = s
+    .stderr()
+    .trim()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { msg: string }).msg)
+  expect(said).toContain(`wrote a new holdfast.yaml at ${path.join(h, 'holdfast.yaml')}`)
+  expect(said.join('\n')).toContain(
+    'providers: anthropic → https://api.anthropic.com, openai → https://api.openai.com/v1',
+  )
 
   // One serve per home: a second one refuses, naming the first one's pid.
   const line = oneLine(await refused(h, '--port', '0'))
@@ -146,4 +157,15 @@ it('on SIGTERM finishes the step in flight, commits it, removes serve.json and e
   expect(fs.existsSync(path.join(h, 'serve.lock'))).toBe(false)
   const repo = path.join(h, 'workspaces', 'default', 'repo.git')
   expect((await branchShape(repo, 'term')).subjects).toEqual(expectedSubjects('term', 1, 'claude-sonnet-4-5'))
+  // One info line for the step: who, which step, status, time to first byte, the cache, the hold.
+  const step = s
+    .stderr()
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((e) => e.step === '001')
+  expect(step).toMatchObject({ level: 30, ws: 'default', agent: 'term', status: 200, hold: 'first-step' })
+  expect(step?.msg).toMatch(
+    /^default\/term 001 200 ttfb \d+(\.\d+)? ms, cache read \d+ write \d+, hold: first-step$/,
+  )
 })
