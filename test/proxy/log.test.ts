@@ -13,7 +13,7 @@ describe('log lines', () => {
       ws: 'w',
       n: 2,
     })
-    expect(readable(line)).toMatch(/^\d\d:\d\d:\d\d info  step {2}ws=w n=2\n$/)
+    expect(readable(line)).toMatch(/^\d\d:\d\d:\d\d info {2}step {2}ws=w n=2\n$/)
   })
 
   it('leaves a line that is not JSON as it is', () => {
@@ -32,6 +32,6 @@ describe('log lines', () => {
       spy.mockRestore()
     }
     expect(written).toHaveLength(1)
-    expect(written[0]).toMatch(/^\d\d:\d\d:\d\d info  hello {2}ws=w\n$/)
+    expect(written[0]).toMatch(/^\d\d:\d\d:\d\d info {2}hello {2}ws=w\n$/)
   })
 })
