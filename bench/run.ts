@@ -5,7 +5,8 @@
  * threads and reaped children, commits included), the ratios the performance targets are stated
  * in, step cost at step 1 vs step 500, commit lag under load, and RSS idle, after a full run and
  * after a second one. Nothing here is asserted: the numbers go to docs/benchmarks.md with the
- * command that made them. `-- --quick` runs a quarter of the requests.
+ * command that made them. `-- --quick` runs a quarter of the requests; `HOLDFAST_BENCH_ROOT=<dir>`
+ * benchmarks the holdfast built in another checkout (its `dist/`) beside the same fake and floor.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
@@ -344,8 +345,9 @@ async function main(): Promise<void> {
     },
   }
   fs.writeFileSync(path.join(home, 'holdfast.yaml'), JSON.stringify(config))
+  const dist = path.join(process.env.HOLDFAST_BENCH_ROOT ?? ROOT, 'dist', 'cli', 'run.js')
   const serve = (h: string): Promise<Proc> =>
-    start([path.join(ROOT, 'dist', 'cli', 'run.js'), 'serve', '--home', h, '--port', '0'], {
+    start([dist, 'serve', '--home', h, '--port', '0'], {
       HOLDFAST_LOG_LEVEL: 'warn',
     })
   const hf = await serve(home)

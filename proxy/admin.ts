@@ -6,7 +6,6 @@
 import type http from 'node:http'
 import { HoldfastError } from './core/errors'
 import type { Addressed } from './address'
-import { handleClientsAdmin } from './admin-clients'
 import { handleDispatchAdmin } from './admin-dispatch'
 import { handleEventsAdmin } from './admin-events'
 import type { ServerContext } from './context'
@@ -44,6 +43,8 @@ export async function handleAdmin(
       return
     }
     if (pathname !== undefined && /^\/_holdfast\/(clients|tools)(\/|$)/.test(pathname)) {
+      // Loaded on the first such request: the tool hosts' MCP client is not needed before.
+      const { handleClientsAdmin } = await import('./admin-clients')
       await handleClientsAdmin(ctx, req, res, pathname, new URLSearchParams(a.path.split('?')[1] ?? ''))
       return
     }

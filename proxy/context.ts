@@ -9,11 +9,11 @@ import type { HoldfastConfig } from './store/config'
 import { type Committer, WorkerCommitter } from './store/committer'
 import { Workspace } from './store/workspace'
 import { ConfigReader } from './store/config-lineage'
-import { ToolHosts } from './tools/hosts'
+import type { ToolHosts } from './tools/hosts'
 import { PluginHost } from '../plugins/runner'
 import { AgentState } from './agents'
 import { Records } from './record'
-import { McpEndpoint } from './mcp'
+import type { McpEndpoint } from './mcp'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
 
@@ -28,10 +28,8 @@ export class ServerContext {
   readonly holdLongTtlMs: number
   readonly bodyLimit: number
   gcEvery: number
-  /** The tool hosts (MCP clients), connected lazily; closed at shutdown. */
-  readonly tools: ToolHosts
-  /** holdfast's MCP endpoint: the agents' `clients` tool and loaded sets, and their sessions. */
-  readonly mcp: McpEndpoint
+  private toolHosts: ToolHosts | undefined
+  private mcpEndpoint: McpEndpoint | undefined
   /** The plugins in run order (DESIGN §10); set by serve before it listens, closed at shutdown. */
   plugins: PluginHost = PluginHost.none()
 
@@ -50,8 +48,29 @@ export class ServerContext {
       config.journal?.fsync === true,
     )
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200
-    this.tools = new ToolHosts(home, () => this.config, log)
-    this.mcp = new McpEndpoint(this.tools, packageVersion())
+  }
+
+  /**
+   * The tool hosts (MCP clients), made on first use: the MCP SDK (≈ 25 MB of heap and code) is
+   * loaded only by a server that uses tools.
+   */
+  get tools(): ToolHosts {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { ToolHosts: Hosts } = require('./tools/hosts') as typeof import('./tools/hosts')
+    return (this.toolHosts ??= new Hosts(this.home, () => this.config, this.log))
+  }
+
+  /** holdfast's MCP endpoint (the agents' `clients` tool, loaded sets, sessions), made on first use. */
+  get mcp(): McpEndpoint {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { McpEndpoint: Endpoint } = require('./mcp') as typeof import('./mcp')
+    return (this.mcpEndpoint ??= new Endpoint(this.tools, packageVersion()))
+  }
+
+  /** Close the MCP sessions and the tool hosts, if they were ever made. */
+  async closeTools(): Promise<void> {
+    await this.mcpEndpoint?.close() // ends the agents' MCP sessions (their event streams stay open otherwise)
+    await this.toolHosts?.close() // kills tool hosts; a call in flight answers in band at once
   }
 
   private readonly readers = new Map<string, ConfigReader>()

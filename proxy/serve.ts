@@ -121,8 +121,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           ctx.closing = true
           const closed = new Promise<void>((r) => server.close(() => r()))
           server.closeIdleConnections()
-          await ctx.mcp.close() // ends the agents' MCP sessions (their event streams stay open otherwise)
-          await ctx.tools.close() // kills tool hosts; a call in flight answers in band at once
+          await ctx.closeTools()
           await ctx.drain()
           await ctx.plugins.close()
           server.closeAllConnections()

@@ -4,12 +4,14 @@
  * TZ…), so no GIT_DIR, GIT_INDEX_FILE etc. from a hook redirects it, and simple-git's guard (it
  * refuses EDITOR, PAGER, PREFIX, GIT_* in an explicit env) has nothing to refuse.
  */
-import { simpleGit } from 'simple-git'
 import { gitEnv } from '../spawn'
 import { resetPackCache } from './git-repo'
 
 /** Run `git <args>` in the bare repository `gitdir` (its cwd); resolves with stdout. */
 export async function runGit(gitdir: string, args: string[]): Promise<string> {
+  // Loaded on the first git command: a server runs one only when a workspace's packs are merged.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { simpleGit } = require('simple-git') as typeof import('simple-git')
   return simpleGit({ baseDir: gitdir }).env(gitEnv()).raw(args)
 }
 
