@@ -15,6 +15,7 @@ import type { ServerResponse } from 'node:http'
 import { HoldfastError } from './core/errors'
 import type { PluginCall } from '../plugins/runner'
 import type { StepMeta } from './record'
+import type { FinishSummary } from './record/finish'
 import type { ServerContext } from './context'
 import { sendError } from './respond'
 import { accept, type Incoming } from './stages/accept'
@@ -55,9 +56,10 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
     await plugins?.failed(err)
     return
   }
+  let done: FinishSummary | undefined
   try {
     const forwarded = await forward(ctx, step.request, step.route, step.held, step, res)
-    step.meta = await finish(ctx, step, forwarded)
+    done = await finish(ctx, step, forwarded)
   } catch (err) {
     ctx.log.error(
       { ws: step.workspace, agent: step.agent.name, step: step.meta.step, err: String(err) },
@@ -67,13 +69,15 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
     // A step whose finish never ran is committed with its send half (no answer is known).
     step.settle(fallbackCommit(step, step.meta, null))
   }
-  logStep(ctx, step.meta)
-  await plugins.settled(step.meta) // finish's meta; the send half alone if finish failed
+  logStep(ctx, step.meta, done)
+  // How it finished; without a finish, the plugins hear it did not (the send half has no outcome).
+  await plugins.settled(done ? { ...done, step: step.meta.step } : step.meta)
 }
 
 /** The one line a step leaves in the log: who, which step, how it went, what the cache did. */
-function logStep(ctx: ServerContext, m: StepMeta): void {
+function logStep(ctx: ServerContext, sent: StepMeta, done: FinishSummary | undefined): void {
   if (!ctx.log.isLevelEnabled('info')) return
+  const m = { ...sent, ...done }
   const u = m.usage
   const hold = m.hold.applied ? `held ${m.hold.held.join(', ')}` : m.hold.reason
   ctx.log.info(

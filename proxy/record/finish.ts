@@ -10,22 +10,58 @@ import { estimateCost } from '../core/cost'
 import { dialectByName, type DialectName } from '../dialects'
 import type { Price } from '../../generated/holdfast'
 import type { StepMeta } from '../../generated/meta'
-import { type Extent, readPlaced, type ResponseFile } from './journal'
+import {
+  type Extent,
+  readEach,
+  readPlaced,
+  type ResponseFile,
+  type ResponseHead,
+  type StepPlace,
+} from './journal'
+import { answeredMeta, type Answered, headerText } from './meta'
 
 /** Where an answer's bytes are: in the journal (as the provider sent them), or here. */
 export type AnswerBytes = { file: string; extents: Extent[] } | { bytes: Buffer }
 
+/**
+ * One step to finish. The server sends little across threads: where the step is in the journal
+ * (its send-half meta, its answer and its HEAD are read there) and how the forward went; the
+ * answer's headers travel only when no HEAD holds them.
+ */
 export interface FinishJob {
   dialect: DialectName
-  /** The meta with everything but what the answer's body says (usage, cost, stop reason). */
-  meta: StepMeta
-  /** The answer as the provider sent it (possibly gzip/br); null when no answer came. */
-  answer: AnswerBytes | null
-  contentType: string
-  contentEncoding: string
-  holdApplied: boolean
+  /** The send half; read from `place.meta` when absent. */
+  meta?: StepMeta
+  place?: StepPlace
+  /** How the forward went; `headers` may be left out when the journal's HEAD has them. */
+  answered: Omit<Answered, 'headers'> & { headers?: Answered['headers'] }
+  /** The answer as the provider sent it (possibly gzip/br), when the journal does not hold it; null: none came. */
+  answer?: AnswerBytes | null
   prices: Readonly<Record<string, Price>> | undefined
 }
+
+/** What the server needs to know of a finished step (its log line, the plugins' onResponse). */
+export interface FinishSummary {
+  status: number | null
+  outcome: StepMeta['outcome']
+  error: StepMeta['error']
+  usage: StepMeta['usage']
+  cost: StepMeta['cost']
+  stop_reason: StepMeta['stop_reason']
+  ttfb_ms: StepMeta['ttfb_ms']
+  response_file: StepMeta['response_file']
+}
+
+export const summaryOf = (m: StepMeta): FinishSummary => ({
+  status: m.status ?? null,
+  outcome: m.outcome,
+  error: m.error ?? null,
+  usage: m.usage ?? null,
+  cost: m.cost ?? null,
+  stop_reason: m.stop_reason ?? null,
+  ttfb_ms: m.ttfb_ms ?? null,
+  response_file: m.response_file ?? null,
+})
 
 /** The finished record's answer half: the meta, and what its `response.*` file holds. */
 export interface Finished {
@@ -49,19 +85,43 @@ export function answerBytes(a: AnswerBytes): Buffer {
   return Buffer.from(a.bytes.buffer, a.bytes.byteOffset, a.bytes.byteLength)
 }
 
+/** The send half and the HEAD of a step, read from the journal where the job does not carry them. */
+function journaled(job: FinishJob): { sent: StepMeta; head: ResponseHead | undefined } {
+  const p = job.place
+  const want = [
+    ...(job.meta || !p ? [] : [[p.meta]]),
+    ...(p?.head && !job.answered.headers ? [[p.head]] : []),
+  ]
+  const read = p && want.length > 0 ? readEach(p.file, want) : []
+  const sent = job.meta ?? (JSON.parse((read.shift() as Buffer).toString('utf8')) as StepMeta)
+  const headBytes = read.shift()
+  return { sent, head: headBytes ? (JSON.parse(headBytes.toString('utf8')) as ResponseHead) : undefined }
+}
+
 /** Complete the meta from the answer. */
 export function finishStep(job: FinishJob): Finished {
-  const type = job.contentType.toLowerCase()
+  const { sent, head } = journaled(job)
+  const headers = job.answered.headers ?? head?.headers ?? {}
+  const a: Answered = { ...job.answered, headers, ...(head ? { endedAt: head.ended_at } : {}) }
+  const answered = answeredMeta(sent, a)
+  const type = headerText(headers['content-type']).toLowerCase()
+  const encoding = headerText(headers['content-encoding'])
   const sse = type.includes('text/event-stream')
   const file: ResponseFile = sse ? 'response.sse' : type.includes('json') ? 'response.json' : 'response.txt'
-  const raw = job.answer ? answerBytes(job.answer) : null
+  const answer =
+    job.answer !== undefined
+      ? job.answer
+      : job.place && job.place.chunks.length > 0
+        ? { file: job.place.file, extents: job.place.chunks }
+        : null
+  const raw = answer ? answerBytes(answer) : null
   let decoded = raw
   let decodeError: string | undefined
   if (raw) {
     try {
-      decoded = decodeBody(raw, job.contentEncoding)
+      decoded = decodeBody(raw, encoding)
     } catch (err) {
-      decodeError = `the response could not be decoded (${job.contentEncoding}): ${(err as Error).message}`
+      decodeError = `the response could not be decoded (${encoding}): ${(err as Error).message}`
     }
   }
   const dialect = dialectByName(job.dialect)
@@ -69,22 +129,22 @@ export function finishStep(job: FinishJob): Finished {
     ? dialect.answerFacts(decoded, sse)
     : { usage: null, stopReason: null, streamError: null }
   // A 200 stream that carried an error event failed, whatever its status said.
-  const streamFailed = facts.streamError !== null && job.meta.outcome === 'ok'
+  const streamFailed = facts.streamError !== null && answered.outcome === 'ok'
   const meta: StepMeta = {
-    ...job.meta,
+    ...answered,
     ...(streamFailed ? { outcome: 'upstream_error' as const } : {}),
     response_file: decoded ? file : null,
     usage: facts.usage,
     cost: estimateCost(
-      job.meta.route.model,
+      answered.route.model,
       facts.usage,
-      job.holdApplied,
+      answered.hold.applied,
       job.prices,
       dialect.rows.priceProvider,
     ),
     stop_reason: facts.stopReason,
     error:
-      job.meta.error ??
+      answered.error ??
       (decodeError
         ? { code: 'RESPONSE_UNDECODABLE', message: decodeError }
         : facts.streamError
@@ -94,7 +154,7 @@ export function finishStep(job: FinishJob): Finished {
             }
           : null),
   }
-  if (!decoded || !job.answer) return { meta, response: null }
+  if (!decoded || !answer) return { meta, response: null }
   // Unchanged by decoding: the commit reads it where it is; decoded: the decoded bytes travel.
-  return { meta, response: { file, bytes: decoded === raw ? job.answer : { bytes: decoded } } }
+  return { meta, response: { file, bytes: decoded === raw ? answer : { bytes: decoded } } }
 }

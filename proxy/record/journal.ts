@@ -42,11 +42,13 @@ export interface ResponseHead {
   ended_at: string
 }
 
-/** Where a step's parts are: the file, the request bytes, and each chunk of the answer. */
+/** Where a step's parts are: the file, its send-half meta, the request, each chunk of the answer, and HEAD. */
 export interface StepPlace {
   file: string
+  meta: Extent
   request: Extent
   chunks: Extent[]
+  head?: Extent
 }
 
 function header(type: FrameType, step: number, payload: readonly Buffer[]): Buffer {
@@ -164,6 +166,7 @@ export class AgentJournal {
     seg.last = Math.max(seg.last, n)
     const place: StepPlace = {
       file: seg.file,
+      meta: { offset: at + 4, length: metaBytes.length },
       request: { offset: at + 4 + metaBytes.length, length: request.length },
       chunks: [],
     }
@@ -215,9 +218,9 @@ export class JournalEntry {
 
   /** The answer is whole: say so (flushed when asked) before the end reaches the client. */
   head(h: Omit<ResponseHead, 'bytes'>): void {
-    this.journal.write(this.seg, FRAME.HEAD, this.n, [
-      Buffer.from(JSON.stringify({ ...h, bytes: this.bytes })),
-    ])
+    const bytes = Buffer.from(JSON.stringify({ ...h, bytes: this.bytes }))
+    const offset = this.journal.write(this.seg, FRAME.HEAD, this.n, [bytes])
+    this.place.head = { offset, length: bytes.length }
   }
 }
 
@@ -307,7 +310,12 @@ export function readJournal(dir: string): Map<number, JournalStep> {
           n: f.step,
           meta,
           request,
-          place: { file, request: { offset: f.offset + 4 + metaLen, length: request.length }, chunks: [] },
+          place: {
+            file,
+            meta: { offset: f.offset + 4, length: metaLen },
+            request: { offset: f.offset + 4 + metaLen, length: request.length },
+            chunks: [],
+          },
           sent: false,
           answer: Buffer.alloc(0),
           head: undefined,
@@ -324,6 +332,7 @@ export function readJournal(dir: string): Map<number, JournalStep> {
       } else if (f.type === FRAME.HEAD) {
         try {
           s.head = JSON.parse(f.payload.toString('utf8')) as ResponseHead
+          s.place.head = { offset: f.offset, length: f.payload.length }
         } catch {
           // an unreadable marker counts as none: the answer is treated as cut off
         }

@@ -19,7 +19,7 @@ import type { Workspace } from '../store/workspace'
 import type { Logger } from '../log'
 import { answerBytes, finishStep } from './finish'
 import { journalAgents, type JournalStep, META_FILE, metaBytes, readJournal, REQUEST_FILE } from './journal'
-import { answeredMeta, headerText, type StepMeta } from './meta'
+import type { StepMeta } from './meta'
 import { journalFiles } from './read'
 
 /** A journal entry recovery moved aside, and why. */
@@ -64,7 +64,8 @@ function finishUnfinished(step: JournalStep, prices: HoldfastConfig['prices']): 
   if (head && answer.length === head.bytes) {
     const finished = finishStep({
       dialect: meta.dialect,
-      meta: answeredMeta(meta, {
+      meta,
+      answered: {
         outcome: head.status >= 400 ? 'upstream_error' : 'ok',
         status: head.status,
         headers: head.headers,
@@ -72,11 +73,8 @@ function finishUnfinished(step: JournalStep, prices: HoldfastConfig['prices']): 
         totalMs: head.total_ms,
         error: null,
         endedAt: head.ended_at,
-      }),
+      },
       answer: { bytes: answer },
-      contentType: headerText(head.headers['content-type']),
-      contentEncoding: headerText(head.headers['content-encoding']),
-      holdApplied: meta.hold.applied,
       prices,
     })
     const files: Record<string, Buffer> = { ...request, [META_FILE]: metaBytes(finished.meta) }

@@ -6,8 +6,8 @@
  * the forward knew it and the answer's bytes as they came (`response.txt`).
  */
 import type { CommitJob, StepMeta } from '../record'
-import { answeredMeta, headerText } from '../record'
-import type { AnswerBytes, Finished } from '../record/finish'
+import { answeredMeta } from '../record'
+import type { AnswerBytes, Finished, FinishSummary } from '../record/finish'
 import type { ServerContext } from '../context'
 import type { Forwarded } from './forward'
 import type { Recorded } from './record'
@@ -24,32 +24,35 @@ export function fallbackCommit(step: Recorded, meta: StepMeta, answer: AnswerByt
   }
 }
 
-export async function finish(ctx: ServerContext, step: Recorded, f: Forwarded): Promise<StepMeta> {
+/**
+ * Finish step `step` with what the forward learned: the committer reads the rest from the journal
+ * (the send half, the answer, its HEAD) and keeps the finished half for the commit; what comes back
+ * is the little the server logs and tells the plugins.
+ */
+export async function finish(ctx: ServerContext, step: Recorded, f: Forwarded): Promise<FinishSummary> {
   ctx.records.answered(step.agent, step.n, f.status ?? undefined)
-  const meta = answeredMeta(step.meta, f)
   const answer: AnswerBytes | null =
     f.status === null
       ? null
       : f.streamed
         ? { file: step.entry.place.file, extents: step.entry.place.chunks }
         : { bytes: f.body }
-  let done: StepMeta
+  const { headers, body: _body, streamed, ...rest } = f
   try {
-    done = await ctx.committer.finish({
+    const summary = await ctx.committer.finish({
       dialect: step.request.dialect.name,
-      meta,
-      answer,
-      contentType: headerText(f.headers['content-type']),
-      contentEncoding: headerText(f.headers['content-encoding']),
-      holdApplied: step.held.verdict.applied,
+      place: step.entry.place,
+      // The HEAD frame in the journal holds the headers of a streamed answer; else they travel.
+      answered: streamed ? rest : { ...rest, headers },
+      ...(streamed ? {} : { answer }),
       prices: ctx.config.prices,
     })
+    // The committer kept the finished half: the commit goes without it (nothing crosses threads twice).
+    const { finished: _kept, ...job } = fallbackCommit(step, step.meta, answer)
+    step.settle(job)
+    return summary
   } catch (err) {
-    step.settle(fallbackCommit(step, meta, answer))
+    step.settle(fallbackCommit(step, answeredMeta(step.meta, f), answer))
     throw err
   }
-  // The committer kept the finished half: the commit goes without it (nothing crosses threads twice).
-  const { finished: _kept, ...job } = fallbackCommit(step, meta, answer)
-  step.settle(job)
-  return done
 }

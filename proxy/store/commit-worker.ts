@@ -9,8 +9,8 @@
  */
 import { parentPort } from 'node:worker_threads'
 import { maintain } from './git-run'
-import { type CommitJob, FinishedSteps, recordFiles, type StepMeta } from '../record'
-import { finishStep, type FinishJob } from '../record/finish'
+import { type CommitJob, FinishedSteps, recordFiles } from '../record'
+import { finishStep, type FinishJob, type FinishSummary, summaryOf } from '../record/finish'
 import { Workspace } from './workspace'
 
 export type CommitRequest =
@@ -18,7 +18,7 @@ export type CommitRequest =
   | { kind: 'maintain'; id: number; home: string; ws: string }
   | { kind: 'finish'; id: number; job: FinishJob }
 export type CommitReply =
-  | { id: number; value: string | StepMeta | undefined }
+  | { id: number; value: string | FinishSummary | undefined }
   | { id: number; error: { name: string; message: string } }
 type QueuedJob = Exclude<CommitRequest, { kind: 'finish' }>
 
@@ -148,7 +148,7 @@ if (parentPort) {
       try {
         const f = finishStep(m.job)
         finished.keep(f)
-        reply({ id: m.id, value: f.meta })
+        reply({ id: m.id, value: summaryOf(f.meta) })
       } catch (err) {
         reply(errorReply(m.id, err))
       }

@@ -9,8 +9,8 @@ import path from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { CommitReply, CommitRequest } from './commit-worker'
 import { maintain } from './git-run'
-import { type CommitJob, FinishedSteps, recordFiles, type StepMeta } from '../record'
-import { finishStep, type FinishJob } from '../record/finish'
+import { type CommitJob, FinishedSteps, recordFiles } from '../record'
+import { finishStep, type FinishJob, type FinishSummary, summaryOf } from '../record/finish'
 import { Workspace } from './workspace'
 import { SOURCE_REGISTER } from '../package-root'
 
@@ -19,8 +19,8 @@ export interface Committer {
   commit(home: string, ws: string, job: CommitJob, maintainAfter?: number): Promise<string>
   /** Merge the workspace repository's packs, never beside one of its commits. */
   maintain(home: string, ws: string): Promise<void>
-  /** A step's finish half (decode, usage, cost), kept for its commit; returns the finished meta. */
-  finish(job: FinishJob): Promise<StepMeta>
+  /** A step's finish half (decode, usage, cost), kept for its commit; returns what the server logs. */
+  finish(job: FinishJob): Promise<FinishSummary>
   close(): Promise<void>
 }
 
@@ -37,10 +37,10 @@ export class InlineCommitter implements Committer {
   async maintain(home: string, ws: string): Promise<void> {
     await maintain(new Workspace(home, ws).repo.gitdir)
   }
-  async finish(job: FinishJob): Promise<StepMeta> {
+  async finish(job: FinishJob): Promise<FinishSummary> {
     const f = finishStep(job)
     this.finished.keep(f)
-    return f.meta
+    return summaryOf(f.meta)
   }
   async close(): Promise<void> {}
 }
@@ -53,7 +53,7 @@ function workerEntry(): { file: string; execArgv: string[] } {
   return { file, execArgv: ['-r', SOURCE_REGISTER] }
 }
 
-type Answer = string | StepMeta | undefined
+type Answer = string | FinishSummary | undefined
 
 export class WorkerCommitter implements Committer {
   private worker: Worker | undefined
@@ -96,8 +96,8 @@ export class WorkerCommitter implements Committer {
     return this.ask<string>({ kind: 'commit', id: this.nextId++, home, ws, job, maintainAfter })
   }
 
-  finish(job: FinishJob): Promise<StepMeta> {
-    return this.ask<StepMeta>({ kind: 'finish', id: this.nextId++, job })
+  finish(job: FinishJob): Promise<FinishSummary> {
+    return this.ask<FinishSummary>({ kind: 'finish', id: this.nextId++, job })
   }
 
   async maintain(home: string, ws: string): Promise<void> {

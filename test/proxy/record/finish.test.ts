@@ -18,7 +18,7 @@ const meta = {
   route: { provider: 'anthropic', url: 'http://x/v1/messages', model: 'claude-sonnet-4-5' },
   request_headers: {},
   cache_keying_headers: {},
-  hold: { applied: false, reason: 'first-step', held: [] },
+  hold: { applied: true, reason: 'applied', held: ['Gone'] },
   injected_tools: [],
   changes: [],
   request_bytes: 2,
@@ -36,10 +36,15 @@ function job(body: Uint8Array, encoding = ''): FinishJob {
   return {
     dialect: 'anthropic',
     meta,
+    answered: {
+      outcome: 'ok',
+      status: 200,
+      headers: { 'content-type': 'application/json', ...(encoding ? { 'content-encoding': encoding } : {}) },
+      ttfbMs: 1,
+      totalMs: 2,
+      error: null,
+    },
     answer: { bytes: body as Buffer },
-    contentType: 'application/json',
-    contentEncoding: encoding,
-    holdApplied: true,
     prices: undefined,
   }
 }
@@ -71,11 +76,22 @@ describe('the finish half', () => {
     entry.sent()
     entry.chunk(Buffer.from(answer.slice(0, 20)))
     entry.chunk(Buffer.from(answer.slice(20)))
-    journal.close()
-    const f = finishStep({
-      ...job(Buffer.alloc(0)),
-      answer: { file: entry.place.file, extents: entry.place.chunks },
+    entry.head({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      ttfb_ms: 1,
+      total_ms: 2,
+      ended_at: 'now',
     })
+    journal.close()
+    // Only where the step is and how the forward went cross threads: the rest is read from the journal.
+    const f = finishStep({
+      dialect: 'anthropic',
+      place: entry.place,
+      answered: { outcome: 'ok', status: 200, ttfbMs: 1, totalMs: 2, error: null },
+      prices: undefined,
+    })
+    expect(f.meta).toMatchObject({ workspace: 'w', step: '001', status: 200, response_file: 'response.json' })
     expect(f.meta.usage).toMatchObject({ output_tokens: 5 })
     expect(f.response?.bytes).toEqual({ file: entry.place.file, extents: entry.place.chunks })
     expect(answerBytes(f.response!.bytes).toString()).toBe(answer)
