@@ -19,6 +19,9 @@ const HELLO = '{"model":"claude-fake-1","max_tokens":16,"messages":[{"role":"use
 const HELLO_OAI = '{"model":"gpt-fake-1","messages":[{"role":"user","content":"hi"}]}'
 
 let plain: Proxy
+/** A POST that passes through unrecorded (POST /v1/responses itself is a recorded step). */
+const INPUT_TOKENS = '/v1/responses/input_tokens'
+const INPUT_TOKENS_ANSWER = '{"object":"response.input_tokens","input_tokens":3}'
 let tokened: Proxy
 let keyed: Proxy
 let unset: Proxy
@@ -262,8 +265,9 @@ describe('provider keys from api_key_env', () => {
   })
 
   it('replaces the client key on a pass-through request that asks for 100-continue', async () => {
+    keyed.fake.enqueue({ path: INPUT_TOKENS, body: INPUT_TOKENS_ANSWER })
     const r = await rawRequest(keyed.url, {
-      path: '/v1/responses',
+      path: INPUT_TOKENS,
       body: '{"model":"gpt-fake-1","input":"hi"}',
       headers: {
         'content-type': 'application/json',
@@ -403,8 +407,9 @@ describe('hop-by-hop headers', () => {
 
   it('never reach the provider on a pass-through POST with a body', async () => {
     const body = '{"model":"gpt-fake-1","input":"hi"}'
+    plain.fake.enqueue({ path: INPUT_TOKENS, body: INPUT_TOKENS_ANSWER })
     const r = await rawRequest(plain.url, {
-      path: '/v1/responses',
+      path: INPUT_TOKENS,
       body,
       headers: { 'content-type': 'application/json', ...HOP },
     })
