@@ -4,7 +4,8 @@
  * forwarded and recorded byte for byte; meta.json has the Responses usage, cache reads and cost;
  * a tool drop is held; loaded tools are injected as flat function tools and their unload held; a
  * role whose row speaks openai routes it; malformed fields and stream errors are answered and
- * recorded as for any dialect; other /v1/responses paths pass through unrecorded.
+ * recorded as for any dialect; input_tokens gets compose and the hold, unrecorded; other
+ * /v1/responses paths pass through unrecorded.
  */
 import { setRole } from '../../proxy/store/config-edit'
 import { openRepo } from '../../proxy/store/git'
@@ -100,6 +101,25 @@ describe('a responses step', () => {
     // The drop of fs_grep was held: the provider got step 1's tools array again.
     expect(m2.hold).toMatchObject({ applied: true, reason: 'applied', held: ['fs_grep'] })
     expect(toolNames(sentBody(1))).toEqual(['exec_command', 'fs_grep', 'web_search'])
+  })
+
+  it('counts input tokens at /v1/responses/input_tokens with compose and the hold applied, unrecorded', async () => {
+    // After the first test: agent codex's last record re-sent [exec_command, fs_grep, web_search].
+    const answer = '{"object":"response.input_tokens","input_tokens":42}'
+    p.fake.enqueue({ path: '/v1/responses/input_tokens', body: answer })
+    const tools = [fn('exec_command'), { type: 'web_search', external_web_access: false }]
+    const first = [developer('You are a coding agent.'), user('<environment_context/>'), user('Run ls.')]
+    const { stream: _stream, store: _store, include: _include, ...count } = codexLike(first, tools)
+    const res = await fetch(`${p.url}/w/${WS}/a/codex/v1/responses/input_tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(count),
+    })
+    expect([res.status, await res.text()]).toEqual([200, answer])
+    expect(p.fake.received.map((r) => `${r.method} ${r.url}`)).toEqual(['POST /v1/responses/input_tokens'])
+    expect(toolNames(sentBody(0))).toEqual(['exec_command', 'fs_grep', 'web_search'])
+    await p.settled()
+    expect(git(p.repo(WS), 'log', '--format=%s', '-1', 'agents/codex').trim()).toBe('step 002: gpt-5 [codex]')
   })
 
   it('is recorded for the default workspace and agent when unaddressed, a JSON answer as response.json', async () => {

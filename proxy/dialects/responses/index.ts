@@ -54,6 +54,8 @@ const NAMED_TOOLS = new Set(['function', 'custom', 'namespace'])
 export const responses: Dialect = {
   name: 'responses',
   endpoint: '/v1/responses',
+  /** Counts a create request's input tokens; compose and the hold apply, so it counts what the next step sends. */
+  countTokensEndpoint: '/v1/responses/input_tokens',
   rows: openaiRows,
   requiredHeaders: {},
   transcriptField: 'input',
@@ -180,9 +182,9 @@ const tool: Check = (v, at) => {
 /** The fields of a Responses request that compose, the hold, the record and a later step read. */
 export const RESPONSES_SHAPE: Readonly<Record<string, Check>> = {
   model: str,
-  input: oneOf('a string or an array of input items', { string: true, array: items }),
+  input: oneOf('a string or an array of input items', { string: true, array: items, null: true }),
   instructions: oneOf('a string or an array of input items', { string: true, array: items, null: true }),
-  tools: arrayOfChecked(tool, 'tool objects'),
+  tools: orNull(arrayOfChecked(tool, 'tool objects')),
   tool_choice: oneOf('a string or an object', { string: true, object: true }),
   parallel_tool_calls: orNull(bool),
   stream: orNull(bool),

@@ -9,7 +9,7 @@ import path from 'node:path'
 import type { JsonObject } from '../../../../proxy/core/json'
 import { presentedTool } from '../../../../proxy/core/loaded-set'
 import { prefixMoves } from '../../../../proxy/core/why'
-import { dialectByName, recordedAt, rowFamily } from '../../../../proxy/dialects'
+import { countsTokensAt, dialectByName, recordedAt, rowFamily } from '../../../../proxy/dialects'
 
 const responses = dialectByName('responses')
 const FIXTURES = path.join(__dirname, '..', '..', '..', 'fixtures', 'codex', '0.171.0', 'requests')
@@ -23,6 +23,7 @@ describe('the responses dialect is registered', () => {
   it('records POST /v1/responses and sends it to the openai rows with their bearer key', () => {
     expect(recordedAt('/v1/responses')).toBe(responses)
     expect(recordedAt('/v1/responses/resp_1')).toBeUndefined()
+    expect(countsTokensAt('/v1/responses/input_tokens')).toBe(responses)
     expect(responses.rows).toBe(rowFamily('openai'))
     expect(responses.rows.upstreamUrl('https://api.openai.com/v1', '/v1/responses').href).toBe(
       'https://api.openai.com/v1/responses',
