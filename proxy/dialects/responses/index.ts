@@ -113,9 +113,7 @@ export const responses: Dialect = {
     return isMessage(entry) ? contentText(entry.content) : ''
   },
 
-  roleOf(entry) {
-    return isObject(entry) && typeof entry.role === 'string' ? entry.role : undefined
-  },
+  roleOf: openai.roleOf,
 
   /** Responses function tools are flat: `{type: "function", name, description, parameters}`. */
   tool(def): JsonObject {
