@@ -36,10 +36,13 @@ export interface ExchangeSummary {
   readonly headers: Readonly<Record<string, string>>
   /** `model` as the client sent it (a role name stays a role name), or null. */
   readonly model: string | null
-  /** The dialect's output-token limit as sent (`max_tokens` / `max_completion_tokens`), or null. */
+  /** The dialect's output-token limit as sent (`max_tokens` / `max_completion_tokens` / `max_output_tokens`), or null. */
   readonly maxTokens: number | null
   readonly messageCount: number
-  /** Characters of system prompt (anthropic `system`; openai leading system/developer messages). */
+  /**
+   * Characters of system prompt (anthropic `system`; openai leading system/developer messages;
+   * responses `instructions` and leading system/developer input items).
+   */
   readonly systemChars: number
   readonly stream: boolean
 }

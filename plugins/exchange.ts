@@ -50,10 +50,12 @@ function base64Bytes(content: Json | undefined, depth = 0): number {
     if (!isObject(b)) continue
     const src = b.source
     if (isObject(src) && src.type === 'base64' && typeof src.data === 'string') n += src.data.length
-    const url = isObject(b.image_url) ? b.image_url.url : undefined
+    // Chat Completions nests the data URL and file data; Responses parts carry them flat.
+    const url = isObject(b.image_url) ? b.image_url.url : b.image_url
     if (typeof url === 'string' && url.startsWith('data:')) n += url.length
     if (isObject(b.input_audio) && typeof b.input_audio.data === 'string') n += b.input_audio.data.length
-    if (isObject(b.file) && typeof b.file.file_data === 'string') n += b.file.file_data.length
+    const file = isObject(b.file) ? b.file.file_data : b.file_data
+    if (typeof file === 'string') n += file.length
     if (depth < 1) n += base64Bytes(b.content, depth + 1)
   }
   return n

@@ -1,6 +1,6 @@
 /**
  * Why a step's cached prefix moved: compare two recorded requests in cache order (tools, system,
- * messages) and name what moved and the first path where they differ, with the hold's own
+ * transcript) and name what moved and the first path where they differ, with the hold's own
  * equivalences (`cache_control` ignored, a string content equal to one text block). Pure. An
  * absent previous step (a first step) moves nothing: the prefix is new.
  */
@@ -69,12 +69,22 @@ export function prefixMoves(
     v === undefined ? undefined : withoutCacheControl(v)
   const prevMessages = dialect.transcript(prev).map(asBlocks)
   const curMessages = dialect.transcript(cur).slice(0, prevMessages.length).map(asBlocks)
+  // The transcript is named where it lives: its field, at its entries' own indices there.
+  const offset = dialect.messages(cur).length - dialect.transcript(cur).length
+  const transcriptDifference = (): string | null => {
+    for (let i = 0; i < Math.max(prevMessages.length, curMessages.length); i++) {
+      const at = `${dialect.transcriptField}[${offset + i}]`
+      const d = firstDifference(strip(prevMessages[i]), strip(curMessages[i]), at)
+      if (d) return d
+    }
+    return null
+  }
   const headPrefix = c.head?.slice(0, p.head?.length ?? 0)
   const firstDiff =
     firstDifference(strip(p.model), strip(c.model), 'model') ??
     firstDifference(strip(p.tools), strip(c.tools), 'tools') ??
     firstDifference(strip(p.system), strip(c.system), 'system') ??
-    firstDifference(strip(prevMessages), strip(curMessages), 'messages')
+    transcriptDifference()
   return {
     model: !sameIgnoringCacheControl(p.model, c.model),
     tools: !sameIgnoringCacheControl(p.tools ?? [], c.tools ?? []),

@@ -1,18 +1,19 @@
 /**
- * The dialects, registered once: `anthropic` (`/v1/messages`) and `openai`
- * (`/v1/chat/completions`). Everything that depends on which dialect a request speaks asks here
+ * The dialects, registered once: `anthropic` (`/v1/messages`), `openai` (`/v1/chat/completions`)
+ * and `responses` (`/v1/responses`). Everything that depends on which dialect a request speaks asks here
  * or asks the Dialect itself. Invariant: one stateless `Dialect` value per wire format; a path
  * that no dialect records is passed through to the row family its headers name.
  */
 import { anthropic, anthropicRows } from './anthropic'
 import { openai, openaiRows } from './openai'
+import { responses } from './responses'
 import type { Dialect, DialectName, RowFamily } from './types'
 
 export { anthropic, openai }
 export type { Dialect, DialectName, Facets, RowFamily } from './types'
 
 /** Every dialect, in the order their endpoints are matched. */
-export const DIALECTS: readonly Dialect[] = [anthropic, openai]
+export const DIALECTS: readonly Dialect[] = [anthropic, openai, responses]
 
 const ROW_FAMILIES: readonly RowFamily[] = [anthropicRows, openaiRows]
 

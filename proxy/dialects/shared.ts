@@ -1,5 +1,5 @@
 /**
- * Small helpers both dialects use. Pure.
+ * Small helpers the dialects share. Pure.
  */
 import { isObject, type Json, type JsonObject } from '../core/json'
 
@@ -35,6 +35,11 @@ export const bool: Check = (v, at) => (typeof v === 'boolean' ? undefined : `${a
 export const num: Check = (v, at) =>
   typeof v === 'number' && Number.isFinite(v) ? undefined : `${at} must be a number`
 export const obj: Check = (v, at) => (isObject(v) ? undefined : `${at} must be an object`)
+/** `check`, or null (a field the API accepts as null, meaning absent). */
+export const orNull =
+  (check: Check): Check =>
+  (v, at) =>
+    v === null ? undefined : check(v, at)
 
 /** `at.k`, or `k` at the top of the body. */
 const join = (at: string, k: string): string => (at === '' ? k : `${at}.${k}`)
@@ -112,8 +117,8 @@ export function jsonObjectOf(body: Buffer): JsonObject | undefined {
 }
 
 /**
- * An error the provider reported inside a 200 event stream (anthropic and responses
- * `{type: "error", error}`; openai a `data: {error}` chunk), if any.
+ * An error the provider reported inside a 200 event stream (anthropic `{type: "error", error}`;
+ * openai a `data: {error}` chunk), if any.
  */
 export function streamErrorOf(events: readonly JsonObject[]): { type: string; message: string } | null {
   for (const e of events) {

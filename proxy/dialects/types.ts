@@ -18,7 +18,8 @@ export interface Facets {
   /**
    * The system part, normalized: anthropic `system` as blocks (a string is one text block; absent →
    * undefined); openai the leading `system`/`developer` messages (an array, possibly empty);
-   * responses `instructions` as blocks.
+   * responses `{instructions, input}`: `instructions` as parts (null when absent) and the leading
+   * `system`/`developer` input items as the cache sees them.
    */
   system: Json | undefined
   /**
@@ -99,9 +100,17 @@ export interface Dialect {
   facets(body: JsonObject, headers: Readonly<Record<string, string | undefined>>): Facets
   /** The request headers that key the cache, as recorded in meta.json and compared by the hold. */
   keyingHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string>
+  /**
+   * The top-level field the transcript lives in (`messages`, `input`): `why` names the first
+   * difference by its path there.
+   */
+  readonly transcriptField: string
   /** Every transcript entry (messages, or input items), system ones included (plugin summaries). */
   messages(body: JsonObject): Json[]
-  /** The transcript after the system part, as the cache sees it (`why`). */
+  /**
+   * The transcript after the system part, as the cache sees it (`why`): the last entries of
+   * `messages(body)`, so an entry's index there is its index in `transcriptField`.
+   */
   transcript(body: JsonObject): Json[]
   /** The text of the system part (plugin summaries). */
   systemText(body: JsonObject): string
@@ -111,7 +120,7 @@ export interface Dialect {
   roleOf(entry: Json): string | undefined
   /** A tool in this dialect's tool format. */
   tool(def: ToolDef): JsonObject
-  /** The name a tool element declares (anthropic `name`; openai `function.name` or `name`), if any. */
+  /** The name a tool element declares (anthropic and responses `name`; openai `function.name` or `name`), if any. */
   toolName(tool: Json): string | undefined
   /** The tool names the transcript calls, in first-seen order, without duplicates. */
   calledToolNames(body: JsonObject): string[]

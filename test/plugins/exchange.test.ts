@@ -3,6 +3,7 @@
  * tool names, last user text, headers as recorded), and a view that refuses every write.
  */
 import { exchange, summarize } from '../../plugins/exchange'
+import type { JsonObject } from '../../proxy/core/json'
 import { fixture } from './support'
 
 describe('the exchange summary', () => {
@@ -64,6 +65,41 @@ describe('the exchange summary', () => {
     }
     const s = exchange({ body, dialect: 'openai' }).summary
     expect([s.systemChars, s.maxTokens, s.toolNames, s.lastUserText]).toEqual([16, 99, ['lookup'], 'hi'])
+  })
+})
+
+describe('the exchange summary of a responses request', () => {
+  it('reads instructions and developer items as the system, max_output_tokens, flat tools and input items', () => {
+    const data = `data:image/png;base64,${'A'.repeat(40_000)}`
+    const body: JsonObject = {
+      model: 'gpt-5',
+      instructions: 'be brief',
+      max_output_tokens: 99,
+      tools: [{ type: 'function', name: 'lookup', parameters: {} }, { type: 'web_search' }],
+      input: [
+        { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'and kind' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_image', image_url: data },
+            { type: 'input_text', text: 'what is this' },
+          ],
+        },
+        { type: 'function_call', name: 'lookup', call_id: 'c', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c', output: 'a cat' },
+      ],
+    }
+    const raw = Buffer.byteLength(JSON.stringify(body))
+    const s = summarize('responses', body, raw, {})
+    expect([s.systemChars, s.maxTokens, s.toolNames, s.lastUserText, s.messageCount]).toEqual([
+      16,
+      99,
+      ['lookup'],
+      'what is this',
+      4,
+    ])
+    expect(s.approxTokens).toBe(Math.ceil((raw - data.length) / 4))
+    expect(summarize('responses', { input: 'hi' }, 15, {}).lastUserText).toBe('hi')
   })
 })
 

@@ -351,11 +351,11 @@ describe('a client that goes away aborts the provider call', () => {
 describe('a client that goes away from a pass-through request', () => {
   it('aborts the provider call too (GET and POST)', async () => {
     p.fake.enqueue({ hang: true, path: '/v1/models' })
-    p.fake.enqueue({ hang: true, path: '/v1/responses' })
+    p.fake.enqueue({ hang: true, path: '/v1/embeddings' })
     const u = new URL(p.url)
     for (const [method, path_, body] of [
       ['GET', '/v1/models', undefined],
-      ['POST', '/v1/responses', '{"model":"gpt-fake-1","input":"hi"}'],
+      ['POST', '/v1/embeddings', '{"model":"text-embedding-3-small","input":"hi"}'],
     ] as const) {
       const seen = p.fake.received.length
       const req = http.request({ host: u.hostname, port: u.port, method, path: path_, agent: false })

@@ -19,6 +19,9 @@ const HELLO = '{"model":"claude-fake-1","max_tokens":16,"messages":[{"role":"use
 const HELLO_OAI = '{"model":"gpt-fake-1","messages":[{"role":"user","content":"hi"}]}'
 
 let plain: Proxy
+/** A POST that passes through unrecorded (POST /v1/responses itself is a recorded step). */
+const EMBEDDINGS = '/v1/embeddings'
+const EMBEDDINGS_ANSWER = '{"object":"list","data":[]}'
 let tokened: Proxy
 let keyed: Proxy
 let unset: Proxy
@@ -262,9 +265,10 @@ describe('provider keys from api_key_env', () => {
   })
 
   it('replaces the client key on a pass-through request that asks for 100-continue', async () => {
+    keyed.fake.enqueue({ path: EMBEDDINGS, body: EMBEDDINGS_ANSWER })
     const r = await rawRequest(keyed.url, {
-      path: '/v1/responses',
-      body: '{"model":"gpt-fake-1","input":"hi"}',
+      path: EMBEDDINGS,
+      body: '{"model":"text-embedding-3-small","input":"hi"}',
       headers: {
         'content-type': 'application/json',
         authorization: `Bearer ${CLIENT_KEY}`,
@@ -402,9 +406,10 @@ describe('hop-by-hop headers', () => {
   })
 
   it('never reach the provider on a pass-through POST with a body', async () => {
-    const body = '{"model":"gpt-fake-1","input":"hi"}'
+    const body = '{"model":"text-embedding-3-small","input":"hi"}'
+    plain.fake.enqueue({ path: EMBEDDINGS, body: EMBEDDINGS_ANSWER })
     const r = await rawRequest(plain.url, {
-      path: '/v1/responses',
+      path: EMBEDDINGS,
       body,
       headers: { 'content-type': 'application/json', ...HOP },
     })

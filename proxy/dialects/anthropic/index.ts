@@ -59,6 +59,7 @@ export const anthropic: Dialect = {
   endpoint: '/v1/messages',
   countTokensEndpoint: '/v1/messages/count_tokens',
   rows: anthropicRows,
+  transcriptField: 'messages',
   requiredHeaders: { 'anthropic-version': '2023-06-01' },
   maxTokensField: 'max_tokens',
 

@@ -52,6 +52,7 @@ export const openai: Dialect = {
   name: 'openai',
   endpoint: '/v1/chat/completions',
   rows: openaiRows,
+  transcriptField: 'messages',
   requiredHeaders: {},
   maxTokensField: 'max_completion_tokens',
   promptCacheKeyField: 'prompt_cache_key',
