@@ -65,8 +65,9 @@ export class AgentState {
 
   /** Where this agent's journal files are. */
   get journalDir(): string {
-    return this.ws.agentJournal(this.name)
+    return (this.dir ??= this.ws.agentJournal(this.name))
   }
+  private dir: string | undefined
 
   /**
    * Run `fn` with the next step number under the agent's lock: numbering, reading the previous

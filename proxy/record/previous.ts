@@ -34,6 +34,17 @@ export function slim(parsed: JsonObject): JsonObject {
   return i + 1 >= messages.length ? parsed : { ...parsed, messages: messages.slice(0, i + 1) }
 }
 
+/**
+ * `bytes` in memory of their own: a request read off a socket is often a view into a larger
+ * buffer (64 KB reads), which a kept copy would otherwise hold alive, once per agent.
+ */
+function own(bytes: Buffer): Buffer {
+  if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) return bytes
+  const copy = Buffer.allocUnsafeSlow(bytes.length)
+  bytes.copy(copy)
+  return copy
+}
+
 /** The 1 h cache lifetime is asked for: looked for in the full request once, cheaply (a byte search first). */
 function longTtl(bytes: Buffer, parsed: JsonObject): boolean {
   return bytes.includes('"1h"') && hasLongTtl(parsed)
@@ -89,6 +100,7 @@ export class PreviousRecords {
   remember(key: string, n: number, previous: PreviousStep): PreviousStep {
     const p: PreviousStep = {
       ...previous,
+      bytes: own(previous.bytes),
       parsed: slim(previous.parsed),
       longTtl: previous.longTtl ?? longTtl(previous.bytes, previous.parsed),
     }

@@ -5,7 +5,7 @@
  * No fsync: this survives a killed process, not a power cut.
  */
 import { randomBytes } from 'node:crypto'
-import { renameSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, openSync, renameSync, rmSync, writevSync, writeFileSync } from 'node:fs'
 import { mkdir, open, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 
@@ -44,18 +44,45 @@ export async function writeFileAtomic(path: string, data: Buffer | string, mode?
   }
 }
 
-/** The same, synchronously: for the commit worker, where blocking its own thread costs nothing. */
+/**
+ * The same, synchronously: for the commit worker, where blocking its own thread costs nothing.
+ * `data` may be several buffers, written in order without being joined first.
+ */
 export function writeFileAtomicSync(
   path: string,
-  data: Buffer | string,
+  data: Buffer | string | readonly Buffer[],
   opts: { mode?: number; tempPrefix?: string } = {},
 ): void {
   const temp = tempPathFor(path, opts.tempPrefix)
   try {
-    writeFileSync(temp, data, { flag: 'wx', ...(opts.mode !== undefined ? { mode: opts.mode } : {}) })
+    if (Array.isArray(data)) writeAllSync(temp, data as readonly Buffer[], opts.mode)
+    else
+      writeFileSync(temp, data as Buffer | string, {
+        flag: 'wx',
+        ...(opts.mode !== undefined ? { mode: opts.mode } : {}),
+      })
     renameSync(temp, path)
   } catch (err) {
     rmSync(temp, { force: true })
     throw err
+  }
+}
+
+/** Create `file` with `parts` in order (writev, as many calls as the kernel needs). */
+function writeAllSync(file: string, parts: readonly Buffer[], mode?: number): void {
+  const fd = openSync(file, 'wx', mode ?? 0o666)
+  try {
+    let rest = parts.filter((p) => p.length > 0)
+    while (rest.length > 0) {
+      // writev takes at most IOV_MAX (1024) buffers at a time.
+      let wrote = writevSync(fd, rest.slice(0, 1024))
+      while (rest.length > 0 && wrote >= (rest[0] as Buffer).length) {
+        wrote -= (rest[0] as Buffer).length
+        rest = rest.slice(1)
+      }
+      if (wrote > 0) rest = [(rest[0] as Buffer).subarray(wrote), ...rest.slice(1)]
+    }
+  } finally {
+    closeSync(fd)
   }
 }

@@ -67,6 +67,14 @@ describe('the byte budget of the previous records', () => {
     expect(records.has('c')).toBe(true)
   })
 
+  it('keeps a request read as a view into a larger buffer in memory of its own (it must not pin the socket read)', () => {
+    const records = new PreviousRecords(1 << 20)
+    const socketRead = Buffer.alloc(64 * 1024)
+    const kept = records.remember('a', 1, { ...previous(0), bytes: socketRead.subarray(100, 1100) })
+    expect(kept.bytes.length).toBe(1000)
+    expect(kept.bytes.buffer.byteLength).toBe(1000)
+  })
+
   it('keeps no copy larger than the whole budget', () => {
     const records = new PreviousRecords(10)
     records.remember('a', 1, previous(11))
