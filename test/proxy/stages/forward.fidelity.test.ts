@@ -6,9 +6,9 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import zlib from 'node:zlib'
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
-import { git, gitBytes, startProxy, type Proxy } from '../support/harness'
-import { listTree, postAnthropic, postOpenai, rawRequest } from '../support/raw-http'
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'
+import { git, gitBytes, startProxy, type Proxy } from '../../support/harness'
+import { listTree, postAnthropic, postOpenai, rawRequest } from '../../support/raw-http'
 
 let p: Proxy
 /** The openai row's provider; `p.fake` is the anthropic row's. */

@@ -5,8 +5,8 @@
  */
 import http from 'node:http'
 import path from 'node:path'
-import { eventually, git, gitBytes, startProxy, type Proxy } from '../support/harness'
-import { damageRecord } from '../support/repo-checks'
+import { eventually, git, gitBytes, startProxy, type Proxy } from '../../support/harness'
+import { damageRecord } from '../../support/repo-checks'
 import {
   closedPort,
   listTree,
@@ -14,7 +14,7 @@ import {
   postOpenai,
   rawRequest,
   type RawResponse,
-} from '../support/raw-http'
+} from '../../support/raw-http'
 
 let p: Proxy
 let dead: Proxy

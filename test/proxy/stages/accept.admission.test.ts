@@ -9,10 +9,10 @@
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
-import { fitName, MAX_NAME_BYTES } from '../../proxy/core/naming'
-import { redactQuery } from '../../proxy/core/headers'
-import { git, startProxy, type Proxy } from '../support/harness'
-import { listTree, rawRequest, type RawResponse } from '../support/raw-http'
+import { fitName, MAX_NAME_BYTES } from '../../../proxy/core/naming'
+import { redactQuery } from '../../../proxy/core/headers'
+import { git, startProxy, type Proxy } from '../../support/harness'
+import { listTree, rawRequest, type RawResponse } from '../../support/raw-http'
 
 let p: Proxy
 beforeAll(async () => {

@@ -7,10 +7,10 @@
  * recorded as for any dialect; input_tokens gets compose and the hold, unrecorded; other
  * /v1/responses paths pass through unrecorded.
  */
-import { setRole } from '../../proxy/store/config-edit'
-import { openRepo } from '../../proxy/store/git'
-import { writeLoadedSet } from '../../proxy/store/loaded-sets'
-import { git, gitBytes, startProxy, type Proxy } from '../support/harness'
+import { setRole } from '../../../proxy/store/config-edit'
+import { openRepo } from '../../../proxy/store/git'
+import { writeLoadedSet } from '../../../proxy/store/loaded-sets'
+import { git, gitBytes, startProxy, type Proxy } from '../../support/harness'
 import {
   callOutputs,
   codexLike,
@@ -20,7 +20,7 @@ import {
   outputOf,
   postResponses,
   user,
-} from '../support/responses'
+} from '../../support/responses'
 
 let p: Proxy
 const WS = 'resp'

@@ -4,11 +4,11 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import * as say from '../../../proxy/core/tool-sentences'
-import { readLoadedSet } from '../../../proxy/store/loaded-sets'
-import { CLIENTS_TOOL_SCHEMA } from '../../../proxy/tools/clients-tool'
-import { startProxy, type Proxy } from '../../support/harness'
-import { stdioClient, textOf } from './support'
+import * as say from '../../proxy/core/tool-sentences'
+import { readLoadedSet } from '../../proxy/store/loaded-sets'
+import { CLIENTS_TOOL_SCHEMA } from '../../proxy/tools/clients-tool'
+import { startProxy, type Proxy } from '../support/harness'
+import { stdioClient, textOf } from './tools/support'
 
 let p: Proxy
 beforeAll(async () => {

@@ -5,9 +5,9 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { readJournal } from '../../proxy/record/journal'
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
-import { configFor, eventually, spawnServe, tempHome, writeConfig, type Spawned } from '../support/harness'
+import { readJournal } from '../../../proxy/record/journal'
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'
+import { configFor, eventually, spawnServe, tempHome, writeConfig, type Spawned } from '../../support/harness'
 import {
   branchShape,
   catBlobs,
@@ -16,7 +16,7 @@ import {
   expectedSubjects,
   fsckProblems,
   gitAsync,
-} from '../support/repo-checks'
+} from '../../support/repo-checks'
 
 const MODEL = 'claude-sonnet-4-5'
 let fake: FakeUpstream

@@ -2,7 +2,7 @@
  * Memory is bounded: an agent whose copy of its previous request was dropped (here: a budget of
  * 0) reads its record from disk, and the hold still holds.
  */
-import { startProxy } from '../support/harness'
+import { startProxy } from '../../support/harness'
 
 describe('an agent without a copy in memory', () => {
   it('reads its previous record from disk, and the hold still holds', async () => {

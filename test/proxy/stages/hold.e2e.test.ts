@@ -6,9 +6,9 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import { scanTopLevel } from '../../proxy/core/splice'
-import { startProxy, type Proxy } from '../support/harness'
-import { branchShape, catBlobs, cliAsync, expectedSubjects } from '../support/repo-checks'
+import { scanTopLevel } from '../../../proxy/core/splice'
+import { startProxy, type Proxy } from '../../support/harness'
+import { branchShape, catBlobs, cliAsync, expectedSubjects } from '../../support/repo-checks'
 
 let p: Proxy
 

@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { startProxy, type Proxy } from '../support/harness'
 import { cliAsync, type Run } from '../support/repo-checks'
-import { ask, EXAMPLE, fixture, post, postFixture } from './support'
+import { ask, EXAMPLE, fixture, post, postFixture } from '../plugins/support'
 
 let p: Proxy
 const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ')

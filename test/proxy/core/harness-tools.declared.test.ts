@@ -9,7 +9,7 @@ import { why } from '../../../cli/why'
 import * as say from '../../../proxy/core/tool-sentences'
 import { startProxy, type Proxy } from '../../support/harness'
 import { meta } from '../../plugins/support'
-import { cliInProcess, stdioClient } from './support'
+import { cliInProcess, stdioClient } from '../tools/support'
 
 let p: Proxy
 beforeAll(async () => {

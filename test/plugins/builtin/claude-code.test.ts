@@ -7,10 +7,10 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import claudeCode from '../../plugins/builtin/claude-code'
-import { exchange } from '../../plugins/exchange'
-import { runPlugin } from '../../plugins/instance'
-import { startProxy } from '../support/harness'
+import claudeCode from '../../../plugins/builtin/claude-code'
+import { exchange } from '../../../plugins/exchange'
+import { runPlugin } from '../../../plugins/instance'
+import { startProxy } from '../../support/harness'
 import {
   agentsOf,
   CAPTURED_VERSIONS,
@@ -20,7 +20,7 @@ import {
   meta,
   postFixture,
   withoutHints,
-} from './support'
+} from '../support'
 
 const ex = (f: Fixture, agent = 'main') =>
   exchange({ body: f.body as never, headers: f.headers, path: f.path, agent })

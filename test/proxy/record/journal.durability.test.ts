@@ -8,9 +8,9 @@
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
-import { Journal } from '../../proxy/record/journal'
-import type { StepMeta } from '../../generated/meta'
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
+import { Journal } from '../../../proxy/record/journal'
+import type { StepMeta } from '../../../generated/meta'
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'
 import {
   configFor,
   git,
@@ -19,7 +19,7 @@ import {
   tempHome,
   writeConfig,
   type Spawned,
-} from '../support/harness'
+} from '../../support/harness'
 
 const MODEL = 'claude-sonnet-4-5'
 const body = (mark: string, stream = false): string =>

@@ -7,10 +7,10 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { why } from '../../cli/why'
-import { anthropic, openai } from '../../proxy/dialects'
-import { git, startProxy, type Proxy } from '../support/harness'
-import { damageRecord } from '../support/repo-checks'
+import { why } from '../../../cli/why'
+import { anthropic, openai } from '../../../proxy/dialects'
+import { git, startProxy, type Proxy } from '../../support/harness'
+import { damageRecord } from '../../support/repo-checks'
 
 let p: Proxy
 beforeAll(async () => {

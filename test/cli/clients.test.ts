@@ -6,12 +6,12 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { buildProgram } from '../../../cli/program'
-import * as say from '../../../proxy/core/tool-sentences'
-import { readLoadedSet } from '../../../proxy/store/loaded-sets'
-import { cliAsync } from '../../support/repo-checks'
-import { cliInProcess, configWith, stdioClient, tempDir } from './support'
-import { writeConfig } from '../../support/harness'
+import { buildProgram } from '../../cli/program'
+import * as say from '../../proxy/core/tool-sentences'
+import { readLoadedSet } from '../../proxy/store/loaded-sets'
+import { cliAsync } from '../support/repo-checks'
+import { cliInProcess, configWith, stdioClient, tempDir } from '../proxy/tools/support'
+import { writeConfig } from '../support/harness'
 
 let home: string
 beforeAll(() => {
