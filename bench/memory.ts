@@ -134,7 +134,7 @@ async function main(): Promise<void> {
     `${N} requests over ${A} agents (c=${C}) in ${((Date.now() - t0) / 1000).toFixed(1)} s, ${failed} not 200`,
   )
   console.log(
-    `proxy RSS at the end: ${rssMb(pid).toFixed(0)} MB; heap used ${health.memory_mb.heapUsed} MB; previous-request cache ${((health.previous_cache?.bytes ?? 0) / 1048576).toFixed(1)} MB over ${health.previous_cache?.agents} agents`,
+    `proxy RSS at the end: ${rssMb(pid).toFixed(0)} MB; main thread heap used ${health.memory_mb.heapUsed} of ${health.memory_mb.heapTotal} MB, external ${health.memory_mb.external} MB (array buffers ${health.memory_mb.arrayBuffers}); previous-request cache ${((health.previous_cache?.bytes ?? 0) / 1048576).toFixed(1)} MB over ${health.previous_cache?.agents} agents`,
   )
   proxy.child.kill('SIGTERM')
   fake.child.kill('SIGTERM')

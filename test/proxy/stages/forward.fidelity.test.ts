@@ -57,6 +57,21 @@ describe('requests reach the provider as the client sent them', () => {
     expect(meta('fid', 'odd').changes).toEqual([])
   })
 
+  it('passes an unknown anthropic-* header and an unknown body field to the provider unchanged (open lists, as Claude Code’s gateway contract asks)', async () => {
+    const body =
+      '{"model":"claude-fake-1","max_tokens":8,"future_field":{"kept":[1,2.0]},"messages":[{"role":"user","content":"hi"}]}'
+    const r = await postAnthropic(p.url, '/w/fid/a/open/v1/messages', body, {
+      'anthropic-foo': 'bar; v=2',
+      'anthropic-beta': 'some-future-beta-2099-01-01',
+    })
+    expect(r.status).toBe(200)
+    const sent = p.fake.received[0]
+    expect(sent?.headers['anthropic-foo']).toBe('bar; v=2')
+    expect(sent?.headers['anthropic-beta']).toBe('some-future-beta-2099-01-01')
+    expect(sent?.body.equals(Buffer.from(body))).toBe(true)
+    await p.settled()
+  })
+
   it('an openai request that already names its prompt_cache_key is left byte for byte', async () => {
     const body = ODD_OPENAI.replace('"seed"', '"prompt_cache_key": "mine", "seed"')
     const r = await postOpenai(p.url, '/w/fid/a/ownkey/v1/chat/completions', body)
@@ -261,6 +276,19 @@ describe('pass-through and count_tokens are never steps', () => {
 
     await p.settled()
     expect(listTree(p.home)).toEqual(before)
+  })
+
+  it('answers GET /v1/models?limit=1000 (Claude Code’s model probe) from the provider within 3 s, without a redirect', async () => {
+    const started = Date.now()
+    const r = await rawRequest(p.url, {
+      method: 'GET',
+      path: '/v1/models?limit=1000',
+      headers: { 'anthropic-version': '2023-06-01', 'x-api-key': 'sk-test' },
+    })
+    expect(Date.now() - started).toBeLessThan(3000)
+    expect(r.status).toBe(200)
+    expect(r.headers.location).toBeUndefined()
+    expect(p.fake.received.map((x) => x.url)).toEqual(['/v1/models?limit=1000'])
   })
 
   it('count_tokens gets compose and hold applied and is not recorded', async () => {

@@ -1,0 +1,142 @@
+/**
+ * cli/run-with (`holdfast run`), in process against a home whose serve.json names a live process
+ * (so no serve is started): the command gets the `holdfast env` exports for its address (the
+ * holdfast.yaml defaults filling the half not given, the token as a header), its exit code is
+ * holdfast's (128+n for a signal), a command named `claude` also gets `--mcp-config` for the
+ * agent's MCP endpoint unless --no-mcp, a bad name is refused before anything runs, and the SIGINT
+ * handler it installs is gone afterwards. (test/cli/run.test.ts spawns it to start and stop a serve.)
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { composeArgv } from '../../cli/run-with'
+import { tempHome } from '../support/harness'
+import { runCli } from './inprocess.support'
+
+const URL = 'http://127.0.0.1:8787'
+const TOKEN = 'run-token-0123456789'
+let home: string
+const savedToken = process.env.HOLDFAST_TOKEN
+
+beforeAll(() => {
+  delete process.env.HOLDFAST_TOKEN
+  home = tempHome()
+  fs.writeFileSync(
+    path.join(home, 'holdfast.yaml'),
+    `token: ${TOKEN}\ndefaults: {workspace: team, agent: boss}\n`,
+  )
+  fs.writeFileSync(
+    path.join(home, 'serve.json'),
+    JSON.stringify({ url: URL, pid: process.pid, started_at: new Date().toISOString(), home }),
+  )
+})
+afterAll(() => {
+  if (savedToken !== undefined) process.env.HOLDFAST_TOKEN = savedToken
+  fs.rmSync(home, { recursive: true, force: true })
+})
+
+/** A node one-liner that writes its environment's holdfast exports (and argv) to `file`, then runs `then`. */
+function probe(file: string, then: string): string[] {
+  const keys = [
+    'ANTHROPIC_BASE_URL',
+    'OPENAI_BASE_URL',
+    'ANTHROPIC_CUSTOM_HEADERS',
+    'CLAUDE_CODE_GATEWAY_HINT_HEADERS',
+  ]
+  const script = `const env = {}; for (const k of ${JSON.stringify(keys)}) env[k] = process.env[k];
+require('fs').writeFileSync(${JSON.stringify(file)}, JSON.stringify({ env, argv: process.argv.slice(1) })); ${then}`
+  return [process.execPath, '-e', script]
+}
+
+const read = (file: string): { env: Record<string, string>; argv: string[] } =>
+  JSON.parse(fs.readFileSync(file, 'utf8')) as { env: Record<string, string>; argv: string[] }
+
+describe('holdfast run with a serve running', () => {
+  it("gives the command its address's exports and token, and returns its exit code without starting a serve", async () => {
+    const file = path.join(home, 'ws-only.json')
+    const sigints = process.listenerCount('SIGINT')
+    const r = await runCli(['run', '--home', home, '--ws', 'proj', '--', ...probe(file, 'process.exit(7)')])
+    expect(r).toEqual({ code: 7, stdout: '', stderr: '' })
+    expect(read(file).env).toEqual({
+      ANTHROPIC_BASE_URL: `${URL}/w/proj/a/boss`,
+      OPENAI_BASE_URL: `${URL}/w/proj/a/boss/v1`,
+      ANTHROPIC_CUSTOM_HEADERS: `x-holdfast-token: ${TOKEN}`,
+      CLAUDE_CODE_GATEWAY_HINT_HEADERS: '1',
+    })
+    expect(fs.existsSync(path.join(home, 'serve.log'))).toBe(false)
+    expect(process.listenerCount('SIGINT')).toBe(sigints)
+  })
+
+  it('addresses no workspace when neither --ws nor --agent is given, and exits 0 with the command', async () => {
+    const file = path.join(home, 'plain.json')
+    const r = await runCli(['run', '--home', home, '--', ...probe(file, '')])
+    expect(r.code).toBe(0)
+    expect(read(file).env.ANTHROPIC_BASE_URL).toBe(URL)
+    const agentOnly = path.join(home, 'agent-only.json')
+    await runCli(['run', '--home', home, '--agent', 'w1', '--', ...probe(agentOnly, '')])
+    expect(read(agentOnly).env.ANTHROPIC_BASE_URL).toBe(`${URL}/w/team/a/w1`)
+  })
+
+  it('exits 128 plus the signal number when the command is killed by a signal', async () => {
+    const file = path.join(home, 'signal.json')
+    const term = await runCli([
+      'run',
+      '--home',
+      home,
+      '--',
+      ...probe(file, "process.kill(process.pid, 'SIGTERM')"),
+    ])
+    expect(term.code).toBe(143)
+    const kill = await runCli([
+      'run',
+      '--home',
+      home,
+      '--',
+      ...probe(file, "process.kill(process.pid, 'SIGKILL')"),
+    ])
+    expect(kill.code).toBe(137)
+  })
+
+  it("connects a command named claude to its agent's MCP endpoint with the token, and not with --no-mcp", async () => {
+    const bin = fs.mkdtempSync(path.join(home, 'bin-'))
+    const claude = path.join(bin, 'claude')
+    const file = path.join(home, 'claude.json')
+    fs.writeFileSync(
+      claude,
+      `#!${process.execPath}\nrequire('fs').writeFileSync(${JSON.stringify(file)}, JSON.stringify({ env: {}, argv: process.argv.slice(2) }))\n`,
+      { mode: 0o755 },
+    )
+    const r = await runCli(['run', '--home', home, '--ws', 'proj', '--agent', 'a1', '--', claude, '-p', 'hi'])
+    expect(r.code).toBe(0)
+    const { argv } = read(file)
+    expect(argv[0]).toBe('--mcp-config')
+    expect(JSON.parse(argv[1]!)).toEqual({
+      mcpServers: {
+        holdfast: { type: 'http', url: `${URL}/w/proj/a/a1/mcp`, headers: { 'x-holdfast-token': TOKEN } },
+      },
+    })
+    expect(argv.slice(2)).toEqual(['-p', 'hi'])
+    await runCli(['run', '--home', home, '--no-mcp', '--', claude, '-p', 'hi'])
+    expect(read(file).argv).toEqual(['-p', 'hi'])
+  })
+
+  it('refuses a bad agent name before running anything, and a command that cannot run in one line', async () => {
+    const file = path.join(home, 'never.json')
+    const bad = await runCli(['run', '--home', home, '--agent', '../x', '--', ...probe(file, '')])
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toMatch(/^holdfast: .*agent/)
+    expect(fs.existsSync(file)).toBe(false)
+    const missing = await runCli(['run', '--home', home, '--', 'no-such-command-holdfast'])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toMatch(/^holdfast: cannot run no-such-command-holdfast: .*ENOENT.*\n$/)
+  })
+})
+
+describe('composeArgv', () => {
+  it('returns a copy for any other command, and nothing for an empty argv', () => {
+    const argv = ['claude-code', 'x']
+    const out = composeArgv(argv, URL, undefined, true)
+    expect(out).toEqual(argv)
+    expect(out).not.toBe(argv)
+    expect(composeArgv([], URL, 'tok', true)).toEqual([])
+  })
+})

@@ -1,0 +1,193 @@
+/**
+ * store/commit-worker: the worker thread itself, spoken to with its own messages. Covers: steps
+ * that arrive together are committed as one pack, each its own commit in order, every message
+ * answered by its id; a finish is answered at once, never queued behind commits; a step whose
+ * finish was lost is answered with an error naming it; a maintain runs between a workspace's
+ * commits in the order asked, never beside one, and merges its packs; a failure is answered with
+ * the error's name and message.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { Worker } from 'node:worker_threads'
+import { PACKAGE_ROOT, SOURCE_REGISTER } from '../../../proxy/package-root'
+import type { CommitReply, CommitRequest } from '../../../proxy/store/commit-worker'
+import { finishStep } from '../../../proxy/record/finish'
+import { Workspace } from '../../../proxy/store/workspace'
+import { journalSteps, MODEL } from './commit.support'
+import { git, packFiles, tempDir } from './git.support'
+
+/** The worker, and the replies by id in the order they came. */
+class Port {
+  readonly worker = new Worker(path.join(PACKAGE_ROOT, 'proxy', 'store', 'commit-worker.ts'), {
+    execArgv: ['-r', SOURCE_REGISTER],
+  })
+  readonly order: number[] = []
+  private readonly waiting = new Map<number, (r: CommitReply) => void>()
+  private nextId = 1
+  constructor() {
+    this.worker.on('message', (r: CommitReply) => {
+      this.order.push(r.id)
+      this.waiting.get(r.id)?.(r)
+      this.waiting.delete(r.id)
+    })
+  }
+  id(): number {
+    return this.nextId++
+  }
+  /** Post `m` (its id already set); resolves with its reply. */
+  post(m: CommitRequest): Promise<CommitReply> {
+    return new Promise((resolve) => {
+      this.waiting.set(m.id, resolve)
+      this.worker.postMessage(m)
+    })
+  }
+}
+
+let port: Port
+beforeAll(() => {
+  port = new Port()
+})
+afterAll(() => port.worker.terminate())
+
+let home: string
+let ws: Workspace
+beforeEach(async () => {
+  home = tempDir('holdfast-worker-')
+  ws = new Workspace(home, 'w')
+  await ws.ensure()
+})
+afterEach(() => fs.rmSync(home, { recursive: true, force: true }))
+
+const valueOf = (r: CommitReply): unknown => {
+  if ('error' in r) throw new Error(`the worker answered ${r.error.name}: ${r.error.message}`)
+  return r.value
+}
+
+describe('the commit worker', () => {
+  it('commits steps that arrive together as one pack, each its own commit in order, answering each by id', async () => {
+    const steps = journalSteps(home, 'w', [
+      { agent: 'a', n: 1 },
+      { agent: 'a', n: 2 },
+      { agent: 'b', n: 1 },
+    ])
+    const summaries = await Promise.all(
+      steps.map((s) => port.post({ kind: 'finish', id: port.id(), job: s.finish })),
+    )
+    expect(
+      summaries.map((r) => (valueOf(r) as { usage: { output_tokens: number } }).usage.output_tokens),
+    ).toEqual([1, 2, 1])
+    const before = packFiles(ws.repo.gitdir).length
+    const ids = steps.map(() => port.id())
+    const replies = await Promise.all(
+      steps.map((s, i) =>
+        port.post({ kind: 'commit', id: ids[i] as number, home, ws: 'w', job: s.commit, maintainAfter: 0 }),
+      ),
+    )
+    expect(replies.map((r) => r.id)).toEqual(ids)
+    const oids = replies.map((r) => valueOf(r) as string)
+    expect(packFiles(ws.repo.gitdir)).toHaveLength(before + 1)
+    expect(git(ws.repo.gitdir, 'rev-list', '--parents', '-1', 'agents/a').trim()).toBe(
+      `${oids[1]} ${oids[0]}`,
+    )
+    expect(git(ws.repo.gitdir, 'rev-parse', 'agents/b').trim()).toBe(oids[2])
+    expect(git(ws.repo.gitdir, 'log', '--format=%s', '-2', 'agents/a').trim().split('\n')).toEqual([
+      `step 002: ${MODEL} [a]`,
+      `step 001: ${MODEL} [a]`,
+    ])
+    expect(git(ws.repo.gitdir, 'show', `${oids[2]}:steps/b/001/response.json`)).toBe(steps[2]!.answer)
+    expect(git(ws.repo.gitdir, 'fsck', '--strict', '--no-dangling')).toBe('')
+  })
+
+  it('answers a finish at once, ahead of a commit of its workspace that was asked for first', async () => {
+    const [s1, s2] = journalSteps(home, 'w', [
+      { agent: 'a', n: 1 },
+      { agent: 'a', n: 2 },
+    ])
+    const commitId = port.id()
+    const finishId = port.id()
+    const committed = port.post({
+      kind: 'commit',
+      id: commitId,
+      home,
+      ws: 'w',
+      job: { ...s1!.commit, finished: finishStep(s1!.finish) },
+      maintainAfter: 0,
+    })
+    const finished = port.post({ kind: 'finish', id: finishId, job: s2!.finish })
+    await Promise.all([committed, finished])
+    expect(port.order.indexOf(finishId)).toBeLessThan(port.order.indexOf(commitId))
+    expect(valueOf(await finished)).toMatchObject({ status: 200, outcome: 'ok' })
+  })
+
+  it('answers a commit whose finish was lost with an error naming the step, and moves nothing', async () => {
+    const [s] = journalSteps(home, 'w', [{ agent: 'a', n: 1 }])
+    const r = await port.post({
+      kind: 'commit',
+      id: port.id(),
+      home,
+      ws: 'w',
+      job: s!.commit,
+      maintainAfter: 0,
+    })
+    expect(r).toEqual({
+      id: r.id,
+      error: { name: 'Error', message: 'the finish of step 001 of a was lost (the commit worker restarted)' },
+    })
+    expect(await ws.committedSteps('a')).toBe(0)
+  })
+
+  // Bug (proxy/store/commit-worker.ts, drain(): `recordFiles(finished.complete(...))` inside the one
+  // `batch.map` under one try): a single step whose finish was lost makes the WHOLE batch fail, so
+  // other agents' steps that arrived in the same 20 ms window are refused too (and their kept
+  // finished halves are already taken out of `finished`, so they cannot be committed later either).
+  // Repro: finish b/1; post commit a/1 (finish never sent) and commit b/1 together → both replies are
+  // errors naming a's step 001; agents/b is never created. Expected: only a/1 fails.
+  it.todo("fails only the step whose finish was lost, not another agent's step committed in the same batch")
+
+  it('runs a maintain between commits in the order asked, merging the packs, and answers every message', async () => {
+    const steps = journalSteps(
+      home,
+      'w',
+      [1, 2, 3, 4].map((n) => ({ agent: 'a', n })),
+    )
+    for (const s of steps.slice(0, 3)) {
+      // One batch each: three packs to merge.
+      valueOf(
+        await port.post({
+          kind: 'commit',
+          id: port.id(),
+          home,
+          ws: 'w',
+          job: { ...s.commit, finished: finishStep(s.finish) },
+          maintainAfter: 0,
+        }),
+      )
+    }
+    const before = packFiles(ws.repo.gitdir).length
+    const maintainId = port.id()
+    const lastId = port.id()
+    const [maintained, last] = await Promise.all([
+      port.post({ kind: 'maintain', id: maintainId, home, ws: 'w' }),
+      port.post({
+        kind: 'commit',
+        id: lastId,
+        home,
+        ws: 'w',
+        job: { ...steps[3]!.commit, finished: finishStep(steps[3]!.finish) },
+        maintainAfter: 0,
+      }),
+    ])
+    expect(maintained).toEqual({ id: maintainId, value: undefined })
+    expect(port.order.indexOf(maintainId)).toBeLessThan(port.order.indexOf(lastId))
+    // Merged, then the last step's own pack beside the merged one.
+    expect(packFiles(ws.repo.gitdir).length).toBeLessThan(before + 1)
+    expect(git(ws.repo.gitdir, 'rev-parse', 'agents/a').trim()).toBe(valueOf(last))
+    expect(git(ws.repo.gitdir, 'fsck', '--strict', '--no-dangling')).toBe('')
+  })
+
+  it("answers a maintain that fails with the error's name and message", async () => {
+    const r = await port.post({ kind: 'maintain', id: port.id(), home, ws: 'nowhere' })
+    expect('error' in r && r.error.message).toMatch(/does not exist/)
+    expect('error' in r && typeof r.error.name).toBe('string')
+  })
+})

@@ -1,0 +1,149 @@
+/**
+ * store/git-pack: objects hashed as git hashes them and written as one packfile + v2 index per batch.
+ * Covers: object ids equal `git hash-object`, tree bodies sort and write modes as `git mktree`,
+ * commit bodies are what git would store, and a pack (small stored objects, deflated large ones,
+ * every size boundary of the entry header, duplicates) is read by `git cat-file`, verified by
+ * `git verify-pack` and fsck-clean, read-only, with nothing left behind and nothing for an empty batch.
+ */
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { commitBody, gitObject, treeBody, type TreeItem, writePack } from '../../../proxy/store/git-pack'
+import { git, gitBytes, packFiles, tempDir, tempLeftovers } from './git.support'
+
+let dir: string
+let gitdir: string
+beforeEach(() => {
+  dir = tempDir('holdfast-pack-')
+  gitdir = path.join(dir, 'repo.git')
+  git(dir, 'init', '-q', '--bare', gitdir)
+})
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+describe('object ids', () => {
+  it('hashes a blob exactly as git hash-object does, whatever its bytes', () => {
+    for (const body of [
+      Buffer.alloc(0),
+      Buffer.from('hello\n'),
+      Buffer.from([0, 0xff, 0x0a, 0x0d]),
+      randomBytes(3000),
+    ]) {
+      const expected = gitBytes(dir, ['hash-object', '--stdin'], body).toString().trim()
+      expect(gitObject('blob', body).oid).toBe(expected)
+    }
+  })
+})
+
+describe('treeBody', () => {
+  it('sorts entries as git does (a directory as if its name ended in "/") and writes 40000 for a tree', () => {
+    const blob = gitObject('blob', Buffer.from('x')).oid
+    const sub = gitObject('tree', Buffer.alloc(0)).oid
+    // Given in an order git would not keep; "a" the directory sorts after "a.b" ('/' > '.').
+    const items: TreeItem[] = [
+      { mode: '040000', path: 'a', oid: sub, type: 'tree' },
+      { mode: '100644', path: 'a.b', oid: blob, type: 'blob' },
+      { mode: '100755', path: 'a-b', oid: blob, type: 'blob' },
+      { mode: '120000', path: 'Z', oid: blob, type: 'blob' },
+      { mode: '100644', path: 'a0', oid: blob, type: 'blob' },
+    ]
+    const mktree = items.map((i) => `${i.mode} ${i.type} ${i.oid}\t${i.path}\n`).join('')
+    // `--missing`: mktree checks no object exists, it only hashes the tree it is given.
+    const expected = gitBytes(gitdir, ['mktree', '--missing'], mktree).toString().trim()
+    const body = treeBody(items)
+    expect(gitObject('tree', body).oid).toBe(expected)
+    expect(body.subarray(0, 6).toString()).toBe('120000') // "Z" (0x5a) first, mode kept as given
+    expect(body.includes(Buffer.from('40000 a\0'))).toBe(true)
+    expect(body.includes(Buffer.from('040000'))).toBe(false)
+    expect(treeBody([...items].reverse()).equals(body)).toBe(true)
+  })
+})
+
+describe('commitBody', () => {
+  it('writes tree, parents, author and committer at +0000, and ends the message with one newline', () => {
+    const tree = gitObject('tree', Buffer.alloc(0)).oid
+    const who = { name: 'Ada', email: 'ada@example.com', timestamp: 1_700_000_000 }
+    const p1 = 'a'.repeat(40)
+    const p2 = 'b'.repeat(40)
+    expect(commitBody(tree, [p1, p2], who, 'subject\n\nbody').toString()).toBe(
+      `tree ${tree}\nparent ${p1}\nparent ${p2}\n` +
+        'author Ada <ada@example.com> 1700000000 +0000\n' +
+        'committer Ada <ada@example.com> 1700000000 +0000\n\nsubject\n\nbody\n',
+    )
+    expect(commitBody(tree, [], who, 'm\n').toString().endsWith('\n\nm\n')).toBe(true)
+  })
+})
+
+describe('writePack', () => {
+  it('writes a pack git reads object by object and verifies, with every header size boundary', () => {
+    // Sizes around each boundary of the entry header (4 bits, then 7 more per byte) and of the
+    // stored/deflated choice (512), one past the stored-block limit, and one incompressible.
+    const sizes = [0, 1, 15, 16, 511, 512, 2047, 2048, 65_535, 65_536, 262_143, 262_144]
+    const blobs = sizes.map((n, i) => gitObject('blob', Buffer.alloc(n, 97 + (i % 26))))
+    blobs.push(gitObject('blob', randomBytes(70_000)))
+    const items: TreeItem[] = blobs.map((b, i) => ({
+      mode: '100644',
+      path: `f${i}`,
+      oid: b.oid,
+      type: 'blob',
+    }))
+    const tree = gitObject('tree', treeBody(items))
+    const who = { name: 'holdfast', email: 'holdfast@localhost', timestamp: 1_700_000_000 }
+    const commit = gitObject('commit', commitBody(tree.oid, [], who, 'pack test'))
+    const name = writePack(gitdir, [...blobs, tree, commit])
+    expect(name).toMatch(/^pack-[0-9a-f]{40}$/)
+    expect(packFiles(gitdir)).toEqual([`${name}.pack`])
+
+    const input = blobs.map((b) => `${b.oid}\n`).join('')
+    const out = gitBytes(gitdir, ['cat-file', '--batch'], input)
+    let at = 0
+    for (const b of blobs) {
+      const nl = out.indexOf(0x0a, at)
+      expect(out.subarray(at, nl).toString()).toBe(`${b.oid} blob ${b.body.length}`)
+      expect(out.subarray(nl + 1, nl + 1 + b.body.length).equals(b.body)).toBe(true)
+      at = nl + 1 + b.body.length + 1
+    }
+    expect(git(gitdir, 'cat-file', '-p', commit.oid)).toContain('pack test')
+    const packPath = path.join(gitdir, 'objects', 'pack', `${name}.pack`)
+    expect(git(gitdir, 'verify-pack', packPath.replace(/\.pack$/, '.idx'))).toBe('')
+    git(gitdir, 'update-ref', 'refs/heads/main', commit.oid)
+    expect(git(gitdir, 'fsck', '--strict', '--no-dangling')).toBe('')
+  })
+
+  it('stores each object once however often it is given, and names the pack by its contents', () => {
+    const a = gitObject('blob', Buffer.from('same'))
+    const b = gitObject('blob', Buffer.from('other'))
+    const name = writePack(gitdir, [a, b, a, a]) as string
+    const pack = fs.readFileSync(path.join(gitdir, 'objects', 'pack', `${name}.pack`))
+    expect(pack.subarray(0, 4).toString()).toBe('PACK')
+    expect(pack.readUInt32BE(4)).toBe(2)
+    expect(pack.readUInt32BE(8)).toBe(2) // two objects, not four
+    expect(name).toBe(`pack-${pack.subarray(pack.length - 20).toString('hex')}`)
+    const verbose = git(gitdir, 'verify-pack', '-v', path.join(gitdir, 'objects', 'pack', `${name}.idx`))
+    expect(verbose).toContain(`${a.oid} blob`)
+    expect(verbose).toContain(`${b.oid} blob`)
+    expect(verbose).toMatch(/^non delta: 2 objects$/m)
+    // The same objects in the same order make the same pack: replaced in place, still one pack.
+    expect(writePack(gitdir, [a, b, b])).toBe(name)
+    expect(packFiles(gitdir)).toEqual([`${name}.pack`])
+  })
+
+  it('leaves the pack and its index read-only with no temp file, and writes nothing for no objects', () => {
+    expect(writePack(gitdir, [])).toBeUndefined()
+    expect(packFiles(gitdir)).toEqual([])
+    const name = writePack(gitdir, [gitObject('blob', Buffer.from('x'))]) as string
+    for (const ext of ['pack', 'idx']) {
+      const st = fs.statSync(path.join(gitdir, 'objects', 'pack', `${name}.${ext}`))
+      expect(st.mode & 0o777).toBe(0o444)
+    }
+    expect(tempLeftovers(path.join(gitdir, 'objects'))).toEqual([])
+  })
+
+  it('creates objects/pack when a repository has none yet', () => {
+    const bare = path.join(dir, 'fresh.git')
+    const blob = gitObject('blob', Buffer.from('first'))
+    expect(writePack(bare, [blob])).toBeDefined()
+    fs.mkdirSync(path.join(bare, 'refs'), { recursive: true })
+    fs.writeFileSync(path.join(bare, 'HEAD'), 'ref: refs/heads/main\n')
+    expect(git(bare, 'cat-file', 'blob', blob.oid)).toBe('first')
+  })
+})

@@ -1,0 +1,108 @@
+/**
+ * store/git-repo: the handle on one bare repository. Covers: the LRU forgets the least recently
+ * used key (a read refreshes), a handle is cached per resolved path and opening touches no disk,
+ * resetPackCache replaces only that handle's cache, writeRepoFile puts a file whole (temp + rename,
+ * nothing left on failure), and isomorphic-git writing through the handle's fs makes loose objects
+ * git reads, in fan-out directories that already exist, with no temp file left.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import * as isogit from 'isomorphic-git'
+import { initRepo } from '../../../proxy/store/git'
+import { Lru, openRepo, resetPackCache, writeRepoFile } from '../../../proxy/store/git-repo'
+import { git, tempDir, tempLeftovers } from './git.support'
+
+let dir: string
+beforeEach(() => {
+  dir = tempDir('holdfast-repo-')
+})
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+describe('Lru', () => {
+  it('forgets the least recently used key once over its bound, a get counting as a use', () => {
+    const lru = new Lru<number>(2)
+    lru.set('a', 1)
+    lru.set('b', 2)
+    expect(lru.get('a')).toBe(1) // now b is the oldest
+    lru.set('c', 3)
+    expect(lru.get('b')).toBeUndefined()
+    expect(lru.get('a')).toBe(1)
+    expect(lru.get('c')).toBe(3)
+    lru.set('a', 10) // a set refreshes too, and replaces
+    lru.set('d', 4)
+    expect(lru.get('c')).toBeUndefined()
+    expect(lru.get('a')).toBe(10)
+  })
+})
+
+describe('openRepo and resetPackCache', () => {
+  it('returns one handle per resolved path, with an absolute gitdir, without touching the disk', () => {
+    const gitdir = path.join(dir, 'ws', 'repo.git')
+    const a = openRepo(gitdir)
+    const b = openRepo(path.join(dir, 'ws', '..', 'ws', 'repo.git') + '/')
+    expect(b).toBe(a)
+    expect(a.gitdir).toBe(gitdir)
+    const rel = path.relative(process.cwd(), gitdir)
+    expect(openRepo(rel)).toBe(a)
+    expect(fs.existsSync(path.join(dir, 'ws'))).toBe(false)
+    expect(openRepo(path.join(dir, 'other.git'))).not.toBe(a)
+  })
+
+  it('replaces the pack cache of that handle only, and ignores a path never opened', () => {
+    const a = openRepo(path.join(dir, 'a.git'))
+    const b = openRepo(path.join(dir, 'b.git'))
+    const [cacheA, cacheB] = [a.cache, b.cache]
+    resetPackCache(path.join(dir, 'a.git'))
+    expect(a.cache).not.toBe(cacheA)
+    expect(a.cache).toEqual({})
+    expect(b.cache).toBe(cacheB)
+    expect(() => resetPackCache(path.join(dir, 'never.git'))).not.toThrow()
+  })
+})
+
+describe('writeRepoFile', () => {
+  it('replaces a file whole through a temp file beside it, taking an encoding as git-style options', async () => {
+    const file = path.join(dir, 'config')
+    fs.writeFileSync(file, 'old contents that are longer\n')
+    await writeRepoFile(file, 'new\n', 'utf8')
+    expect(fs.readFileSync(file, 'utf8')).toBe('new\n')
+    await writeRepoFile(file, new Uint8Array([104, 105]), { mode: 0o644 })
+    expect(fs.readFileSync(file, 'utf8')).toBe('hi')
+    expect(fs.readdirSync(dir)).toEqual(['config'])
+  })
+
+  it('fails with ENOENT in a missing directory and leaves nothing behind', async () => {
+    const file = path.join(dir, 'missing', 'x')
+    await expect(writeRepoFile(file, 'x')).rejects.toMatchObject({ code: 'ENOENT' })
+    expect(fs.readdirSync(dir)).toEqual([])
+    // A rename that fails (a directory in the way) removes its temp file.
+    fs.mkdirSync(path.join(dir, 'in-the-way', 'child'), { recursive: true })
+    await expect(writeRepoFile(path.join(dir, 'in-the-way'), 'x')).rejects.toThrow()
+    expect(fs.readdirSync(dir)).toEqual(['in-the-way'])
+  })
+})
+
+describe("the handle's fs under isomorphic-git", () => {
+  it('writes loose objects git reads, into existing fan-out directories, with no temp file left', async () => {
+    const gitdir = path.join(dir, 'repo.git')
+    await initRepo(gitdir, {
+      files: { 'providers.yaml': 'roles: {}\n' },
+      message: 'root',
+      branch: 'config/default',
+    })
+    const repo = openRepo(gitdir)
+    const io = { fs: repo.fs, gitdir: repo.gitdir }
+    const oids: string[] = []
+    // Many blobs: some share a fan-out directory, so mkdir meets EEXIST and must let the write go on.
+    for (let i = 0; i < 40; i++)
+      oids.push(await isogit.writeBlob({ ...io, blob: Buffer.from(`blob ${i}\n`) }))
+    for (const [i, oid] of oids.entries()) {
+      expect(fs.existsSync(path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2)))).toBe(true)
+      if (i % 13 === 0) expect(git(gitdir, 'cat-file', 'blob', oid)).toBe(`blob ${i}\n`)
+    }
+    // Writing an object that exists again is harmless.
+    expect(await isogit.writeBlob({ ...io, blob: Buffer.from('blob 0\n') })).toBe(oids[0])
+    expect(tempLeftovers(path.join(gitdir, 'objects'))).toEqual([])
+    expect(git(gitdir, 'fsck', '--strict', '--no-dangling')).toBe('')
+  })
+})
