@@ -11,6 +11,7 @@ import { parentPort } from 'node:worker_threads'
 import { maintain } from './git-run'
 import { type CommitJob, FinishedSteps, recordFiles } from '../record'
 import { finishStep, type FinishJob, type FinishSummary, summaryOf } from '../record/finish'
+import type { StepToCommit } from './step-commits'
 import { Workspace } from './workspace'
 
 export type CommitRequest =
@@ -71,23 +72,35 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
       continue
     }
     const batch: Commit[] = []
+    const steps: StepToCommit[] = []
     while (q.jobs[0]?.kind === 'commit') {
       const j = q.jobs.shift() as Commit
       const stalled = q.stalled.get(j.job.agent)
-      if (stalled) reply(errorReply(j.id, stalled))
-      else batch.push(j)
-    }
-    if (batch.length === 0) continue
-    let done
-    try {
-      done = await q.ws.commitSteps(
-        batch.map(({ job }) => ({
+      if (stalled) {
+        reply(errorReply(j.id, stalled))
+        continue
+      }
+      const { job } = j
+      try {
+        steps.push({
           agent: job.agent,
           n: job.n,
           model: job.model,
           files: recordFiles(finished.complete(q.ws.name, job)),
-        })),
-      )
+        })
+      } catch (err) {
+        // Only this step fails (its finish was lost); the agent's later steps must not be committed
+        // before it, so they stay in the journal for the next start's recovery, as a given-up step's do.
+        q.stalled.set(job.agent, err as Error)
+        reply(errorReply(j.id, err))
+        continue
+      }
+      batch.push(j)
+    }
+    if (batch.length === 0) continue
+    let done
+    try {
+      done = await q.ws.commitSteps(steps)
     } catch (err) {
       for (const j of batch) reply(errorReply(j.id, err))
       continue

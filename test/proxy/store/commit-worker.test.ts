@@ -136,13 +136,32 @@ describe('the commit worker', () => {
     expect(await ws.committedSteps('a')).toBe(0)
   })
 
-  // Bug (proxy/store/commit-worker.ts, drain(): `recordFiles(finished.complete(...))` inside the one
-  // `batch.map` under one try): a single step whose finish was lost makes the WHOLE batch fail, so
-  // other agents' steps that arrived in the same 20 ms window are refused too (and their kept
-  // finished halves are already taken out of `finished`, so they cannot be committed later either).
-  // Repro: finish b/1; post commit a/1 (finish never sent) and commit b/1 together → both replies are
-  // errors naming a's step 001; agents/b is never created. Expected: only a/1 fails.
-  it.todo("fails only the step whose finish was lost, not another agent's step committed in the same batch")
+  // Regression: one step whose finish was lost failed the whole batch, so another agent's step
+  // committed in the same 20 ms window was refused too and its finished half was lost with it.
+  it("fails only the step whose finish was lost: another agent's step in the same batch is committed, the agent's own later step waits in the journal", async () => {
+    const [a1, a2, b1] = journalSteps(home, 'w', [
+      { agent: 'a', n: 1 },
+      { agent: 'a', n: 2 },
+      { agent: 'b', n: 1 },
+    ])
+    for (const s of [a2!, b1!]) valueOf(await port.post({ kind: 'finish', id: port.id(), job: s.finish }))
+    const replies = await Promise.all(
+      [a1!, b1!, a2!].map((s) =>
+        port.post({ kind: 'commit', id: port.id(), home, ws: 'w', job: s.commit, maintainAfter: 0 }),
+      ),
+    )
+    expect(replies[0]).toMatchObject({
+      error: { message: 'the finish of step 001 of a was lost (the commit worker restarted)' },
+    })
+    const oid = valueOf(replies[1]!) as string
+    expect(git(ws.repo.gitdir, 'rev-parse', 'agents/b').trim()).toBe(oid)
+    expect(git(ws.repo.gitdir, 'show', `${oid}:steps/b/001/response.json`)).toBe(b1!.answer)
+    // a's step 002 must not land before its step 001: it stays for the next start's recovery.
+    expect(replies[2]).toMatchObject({
+      error: { message: 'the finish of step 001 of a was lost (the commit worker restarted)' },
+    })
+    expect(await ws.committedSteps('a')).toBe(0)
+  })
 
   it('runs a maintain between commits in the order asked, merging the packs, and answers every message', async () => {
     const steps = journalSteps(
