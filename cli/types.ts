@@ -19,10 +19,14 @@ import { CliError } from './output'
 
 type Schema = Parameters<(typeof import('json-schema-to-typescript'))['compile']>[0]
 
-/** `github_search-code` → `GithubSearchCodeInput`. */
+/** `github_search-code` → `GithubSearchCodeInput`; `9lives_nap` → `T9LivesNapInput`. */
 function inputTypeName(presented: string): string {
   const words = presented.split(/[^A-Za-z0-9]+/).filter(Boolean)
-  const pascal = words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')
+  // A letter after digits is upper-cased, as json-schema-to-typescript does to the title it is given.
+  const pascal = words
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('')
+    .replace(/[0-9]+[a-z]/g, (m) => m.toUpperCase())
   return `${/^[0-9]/.test(pascal) ? 'T' : ''}${pascal}Input`
 }
 

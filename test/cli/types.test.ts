@@ -19,6 +19,7 @@ let home: string
 let printed: Run
 let idle: Run
 let written: Run
+let digits: Run
 const out = (): string => path.join(home, 'out', 'nested')
 
 beforeAll(async () => {
@@ -42,11 +43,26 @@ beforeAll(async () => {
       tool: { name: 'read_file', description: '', input_schema: { type: 'object', properties: {} } },
     },
   ])
-  // The three generating runs, spawned at once.
-  ;[printed, idle, written] = await Promise.all([
+  await writeLoadedSet(home, 'proj', 'digits', [
+    {
+      client: '9lives',
+      tool: {
+        name: 'nap',
+        description: '',
+        input_schema: { type: 'object', properties: { s: { type: 'string' } } },
+      },
+    },
+    {
+      client: 's3',
+      tool: { name: 'list2bucket', description: '', input_schema: { type: 'object', properties: {} } },
+    },
+  ])
+  // The generating runs, spawned at once.
+  ;[printed, idle, written, digits] = await Promise.all([
     cliAsync(['types', 'proj', 'main', '--home', home]),
     cliAsync(['types', 'proj', 'idle', '--home', home]),
     cliAsync(['types', 'proj', 'main', '--out', out(), '--home', home]),
+    cliAsync(['types', 'proj', 'digits', '--home', home]),
   ])
 })
 afterAll(() => fs.rmSync(home, { recursive: true, force: true }))
@@ -92,15 +108,21 @@ export { ok, missing, extra, none }
     expect(typecheck(r.stdout, usage)).toEqual([])
   })
 
-  // BUG (cli/types.ts:26, inputTypeName): a presented name with a digit followed by a letter (a
-  // client `9lives`, `s3`…) gives `T9livesNapInput` / `S3bucketListInput` in LoadedToolInputs, but
-  // json-schema-to-typescript names the interface from its title with the letter after the digit
-  // upper-cased (`T9LivesNapInput`), so the map refers to a type the file does not declare and the
-  // .d.ts does not compile. Repro: a loaded set with {client: '9lives', tool: {name: 'nap', …}},
-  // then `holdfast types <ws> <agent>`: `export interface T9LivesNapInput` and `"9lives_nap": T9livesNapInput`.
-  it.todo(
-    'names the interface of a tool whose presented name has a digit before a letter as LoadedToolInputs refers to it',
-  )
+  // Regression: the map named `T9livesNapInput` where json-schema-to-typescript declared
+  // `T9LivesNapInput` (it upper-cases a letter after digits), so the .d.ts did not compile.
+  it('names the interface of a tool whose presented name has a digit before a letter as LoadedToolInputs refers to it', () => {
+    expect(digits).toMatchObject({ code: 0, stderr: '' })
+    expect(digits.stdout).toContain('export interface T9LivesNapInput {')
+    expect(digits.stdout).toContain('export interface S3List2BucketInput {')
+    expect(digits.stdout).toContain('"9lives_nap": T9LivesNapInput')
+    expect(digits.stdout).toContain('"s3_list2bucket": S3List2BucketInput')
+    const usage = `import type { LoadedToolInputs } from './tools'
+const nap: LoadedToolInputs['9lives_nap'] = { s: 'x' }
+const list: LoadedToolInputs['s3_list2bucket'] = {}
+export { nap, list }
+`
+    expect(typecheck(digits.stdout, usage)).toEqual([])
+  })
 
   it('gives an agent with nothing loaded an empty LoadedToolInputs', async () => {
     const r = idle
