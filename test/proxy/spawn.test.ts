@@ -50,22 +50,16 @@ describe('stripGitEnv', () => {
     expect([env.PATH, env.HOLDFAST_TOKEN_PROBE]).toEqual(['/bin', 'kept'])
   })
 
-  it("strips the variables the installed git's `rev-parse --local-env-vars` lists (but one: see the todo)", () => {
+  // Regression: GIT_INTERNAL_SUPER_PREFIX (listed by git 2.39.5) was not stripped.
+  it("strips every variable the installed git's `rev-parse --local-env-vars` lists", () => {
     const listed = spawnSync('git', ['rev-parse', '--local-env-vars'], { encoding: 'utf8' })
       .stdout.split('\n')
       .filter(Boolean)
     expect(listed).toContain('GIT_DIR')
     const env: NodeJS.ProcessEnv = Object.fromEntries(listed.map((k) => [k, 'x']))
     stripGitEnv(env)
-    expect(Object.keys(env).filter((k) => k !== 'GIT_INTERNAL_SUPER_PREFIX')).toEqual([])
+    expect(Object.keys(env)).toEqual([])
   })
-
-  // Bug (proxy/spawn.ts GIT_LOCAL_ENV): it says it is git 2.39's `rev-parse --local-env-vars`, but
-  // git 2.39.5 also lists GIT_INTERNAL_SUPER_PREFIX, which is not stripped. Repro:
-  //   git rev-parse --local-env-vars | grep -vxF -f <(node -e "console.log(require('./dist/proxy/spawn').GIT_LOCAL_ENV.join('\n'))")
-  it.todo(
-    "strips every variable the installed git's `rev-parse --local-env-vars` lists (GIT_INTERNAL_SUPER_PREFIX is missing)",
-  )
 })
 
 describe('childEnv', () => {
