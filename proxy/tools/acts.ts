@@ -119,7 +119,7 @@ export async function loadTools(
   // No lock held while the host is listed: addToLoadedSet reads and writes the set as one act.
   const v = (await hosts.view(client)) as ClientView
   const stale = v.error
-    ? ` (the host cannot be listed now: ${v.error}; its advertisement ${v.observed_at ? `observed at ${v.observed_at}` : 'was never observed'} was used)`
+    ? ` (the host cannot be listed now: ${v.error}; ${v.observed_at ? `its advertisement observed at ${v.observed_at} was used` : 'no advertisement was ever observed'})`
     : ''
   const plan = planLoad(client, v.tools, tools)
   if (!plan.ok) return refuse('LOAD_REFUSED', say.loadRefused(ws, agent, plan.error + stale))

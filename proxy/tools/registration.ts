@@ -41,6 +41,8 @@ export async function syncRegistrations(home: string, config: HoldfastConfig): P
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }
   for (const client of present) {
+    // Only a client's directory is holdfast's: a plain file someone left there is not touched.
+    if (!fs.statSync(path.join(home, 'clients', client), { throwIfNoEntry: false })?.isDirectory()) continue
     if (!Object.hasOwn(declared, client) && checkName('client', client) === undefined) {
       await fsp.rm(registrationDir(home, client), { recursive: true, force: true })
     }

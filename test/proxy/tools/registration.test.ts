@@ -94,11 +94,15 @@ describe('syncRegistrations', () => {
     expect(fs.existsSync(path.join(odd, 'w'))).toBe(true)
   })
 
-  // Bug (proxy/tools/registration.ts, the loop over `present`): a plain file in <home>/clients/
-  // whose name is a usable client name (e.g. `notes.txt`) makes `fsp.rm('<file>/workspaces')` fail
-  // with ENOTDIR (force ignores only ENOENT), so the sync — and with it serve's start — throws.
-  // Repro: touch <home>/clients/notes.txt; syncRegistrations(home, {clients: {}}) rejects ENOTDIR.
-  it.todo('ignores a plain file in the clients directory instead of failing the sync with ENOTDIR')
+  // Regression: a plain file with a usable client name made the sync, and serve's start, fail with ENOTDIR.
+  it('leaves alone a plain file in the clients directory, and still registers the declared clients', async () => {
+    const h = home()
+    fs.mkdirSync(path.join(h, 'clients'), { recursive: true })
+    fs.writeFileSync(path.join(h, 'clients', 'notes.txt'), 'mine')
+    await syncRegistrations(h, configWith({ fx: host(['w']) }))
+    expect(fs.readFileSync(path.join(h, 'clients', 'notes.txt'), 'utf8')).toBe('mine')
+    expect(isRegistered(h, 'fx', 'w')).toBe(true)
+  })
 })
 
 describe('isRegistered and registeredWorkspaces', () => {
