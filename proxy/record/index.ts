@@ -54,6 +54,8 @@ export interface CommitJob {
 export const finishedKey = (meta: Pick<StepMeta, 'workspace' | 'agent' | 'step'>): string =>
   `${meta.workspace}\0${meta.agent}\0${meta.step}`
 
+const FINISHED_KEPT_MAX = 65_536
+
 /**
  * Finished halves kept between a step's finish and its commit, by step; a commit takes its own.
  * Bounded: a step whose commit never comes (a stalled agent) is dropped once many are newer.
@@ -62,7 +64,10 @@ export class FinishedSteps {
   private readonly kept = new Map<string, Finished>()
   keep(f: Finished): void {
     this.kept.set(finishedKey(f.meta), f)
-    if (this.kept.size > 4096) this.kept.delete(this.kept.keys().next().value as string)
+    // Each is taken by its commit. The bound only catches halves whose commit never comes (an agent
+    // stalled on the server's side): it sits far above any backlog (a step's half is its meta,
+    // ~2 KB), since evicting one a commit still waits for stalls that agent until a restart.
+    if (this.kept.size > FINISHED_KEPT_MAX) this.kept.delete(this.kept.keys().next().value as string)
   }
   /** The job with its finished half: given, or kept; throws when the committer lost it. */
   complete(ws: string, job: CommitJob): CommitJob & { finished: Finished } {

@@ -43,6 +43,9 @@ const errorReply = (id: number, err: unknown): CommitReply => ({
 })
 
 const BATCH_WINDOW_MS = 20
+/** At most this many steps, or about this many bytes of their files, in one pack. */
+const BATCH_MAX_STEPS = 512
+const BATCH_MAX_BYTES = 8 * 1024 * 1024
 /** A workspace whose commits were quiet this long gets its packs merged (when enough piled up). */
 const MAINTAIN_IDLE_MS = 2000
 
@@ -73,7 +76,10 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
     }
     const batch: Commit[] = []
     const steps: StepToCommit[] = []
-    while (q.jobs[0]?.kind === 'commit') {
+    let bytes = 0
+    // A backlog is committed in bounded batches: one pack of thousands of steps held every file
+    // of every step in memory at once (240 MB for 4 000 steps of 10 KB conversations).
+    while (q.jobs[0]?.kind === 'commit' && batch.length < BATCH_MAX_STEPS && bytes < BATCH_MAX_BYTES) {
       const j = q.jobs.shift() as Commit
       const stalled = q.stalled.get(j.job.agent)
       if (stalled) {
@@ -82,12 +88,9 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
       }
       const { job } = j
       try {
-        steps.push({
-          agent: job.agent,
-          n: job.n,
-          model: job.model,
-          files: recordFiles(finished.complete(q.ws.name, job)),
-        })
+        const files = recordFiles(finished.complete(q.ws.name, job))
+        for (const f of Object.values(files)) bytes += f.length
+        steps.push({ agent: job.agent, n: job.n, model: job.model, files })
       } catch (err) {
         // Only this step fails (its finish was lost); the agent's later steps must not be committed
         // before it, so they stay in the journal for the next start's recovery, as a given-up step's do.

@@ -194,12 +194,16 @@ describe('finished halves between finish and commit', () => {
     expect(kept.complete('w', { ...job('a', 1), finished: f }).finished).toBe(f)
   })
 
-  it('forgets the oldest half once more than 4096 are waiting', () => {
+  // Regression: the bound was 4 096, below a real backlog (4 000 steps behind at 580 req/s), so
+  // halves a commit still waited for were dropped and their agents stalled until a restart.
+  it('keeps every half of a 10 000-step backlog, and forgets the oldest only past 65 536', () => {
     const kept = new FinishedSteps()
-    for (let n = 1; n <= 4097; n++) kept.keep(finished('a', n))
-    expect(() => kept.complete('w', job('a', 1))).toThrow(/was lost/)
-    expect(kept.complete('w', job('a', 2)).finished.meta.step).toBe('002')
-    expect(kept.complete('w', job('a', 4097)).finished.meta.step).toBe('4097')
+    for (let n = 1; n <= 10_000; n++) kept.keep(finished('a', n))
+    expect(kept.complete('w', job('a', 1)).finished.meta.step).toBe('001')
+    for (let n = 10_001; n <= 65_538; n++) kept.keep(finished('a', n))
+    expect(() => kept.complete('w', job('a', 2))).toThrow(/was lost/)
+    expect(kept.complete('w', job('a', 3)).finished.meta.step).toBe('003')
+    expect(kept.complete('w', job('a', 65_538)).finished.meta.step).toBe('65538')
   })
 })
 

@@ -98,6 +98,24 @@ describe('the commit worker', () => {
     expect(git(ws.repo.gitdir, 'fsck', '--strict', '--no-dangling')).toBe('')
   })
 
+  it('commits a backlog in bounded packs (at most 512 steps each), every step its own commit in order', async () => {
+    const steps = journalSteps(
+      home,
+      'w',
+      Array.from({ length: 600 }, (_, i) => ({ agent: `a${i % 3}`, n: Math.floor(i / 3) + 1 })),
+    )
+    await Promise.all(steps.map((s) => port.post({ kind: 'finish', id: port.id(), job: s.finish })))
+    const before = packFiles(ws.repo.gitdir).length
+    const replies = await Promise.all(
+      steps.map((s) =>
+        port.post({ kind: 'commit', id: port.id(), home, ws: 'w', job: s.commit, maintainAfter: 0 }),
+      ),
+    )
+    replies.forEach(valueOf)
+    expect(packFiles(ws.repo.gitdir)).toHaveLength(before + 2)
+    expect(await Promise.all(['a0', 'a1', 'a2'].map((a) => ws.committedSteps(a)))).toEqual([200, 200, 200])
+  })
+
   it('answers a finish at once, ahead of a commit of its workspace that was asked for first', async () => {
     const [s1, s2] = journalSteps(home, 'w', [
       { agent: 'a', n: 1 },
