@@ -32,6 +32,7 @@ export async function handleAdmin(
           Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round((v / 1048576) * 10) / 10]),
         ),
         previous_cache: ctx.records.previousRecords.held,
+        commit_backlog: { steps: ctx.backlog.size, limit: ctx.backlog.limit },
         agents: [...ctx.agents.values()].map((s) => ({
           workspace: s.ws.name,
           agent: s.name,

@@ -21,6 +21,34 @@ export class Mutex {
   }
 }
 
+/**
+ * The answered steps of a server whose commit has not landed yet, all agents together. While `limit` are
+ * waiting, a new step waits before it is numbered: under a load the commit worker cannot keep up
+ * with, answers slow to its pace instead of the backlog (and the memory it holds, and the lag before
+ * a step is on its branch) growing without bound.
+ */
+export class CommitBacklog {
+  private count = 0
+  private readonly waiting: (() => void)[] = []
+  constructor(readonly limit: number) {}
+  get size(): number {
+    return this.count
+  }
+  /** Resolves when a new step may go (at once, undefined, when there is room and no one waits). */
+  room(): Promise<void> | undefined {
+    if (this.count < this.limit && this.waiting.length === 0) return undefined
+    return new Promise((resolve) => this.waiting.push(resolve))
+  }
+  add(): void {
+    this.count++
+  }
+  /** A commit landed or failed for good: the longest waiting step may go. */
+  done(): void {
+    this.count--
+    if (this.count < this.limit) this.waiting.shift()?.()
+  }
+}
+
 export class AgentState {
   readonly lock = new Mutex()
   /** The number the next step takes; set by `init`. */
@@ -42,6 +70,7 @@ export class AgentState {
     private readonly committer: Committer,
     /** Merge the workspace's packs, once quiet, after this many step commits (0: never). */
     private readonly maintainAfter = 0,
+    private readonly backlog?: CommitBacklog,
   ) {}
 
   /** Called when step `n` (and every step before it) is committed. */
@@ -93,6 +122,15 @@ export class AgentState {
   queueCommit(n: number, finished: Promise<CommitJob>): Promise<void> {
     const submitted = this.submitted.then(() => finished.catch(() => undefined))
     this.submitted = submitted
+    // Counted from the answer (finish) to the landing: a step still in flight upstream is not backlog.
+    let counted = false
+    finished.then(
+      () => {
+        counted = true
+        this.backlog?.add()
+      },
+      () => undefined,
+    )
     const landed = submitted.then(async (job) => {
       if (this.stalled) return
       if (!job) {
@@ -118,6 +156,9 @@ export class AgentState {
       )
       this.committed = Math.max(this.committed, n)
       this.onCommitted(this.committed)
+    })
+    void landed.finally(() => {
+      if (counted) this.backlog?.done()
     })
     this.chain = Promise.all([this.chain, landed]).then(() => undefined)
     return landed

@@ -11,15 +11,20 @@ import { Workspace } from './store/workspace'
 import { ConfigReader } from './store/config-lineage'
 import type { ToolHosts } from './tools/hosts'
 import { PluginHost } from '../plugins/runner'
-import { AgentState } from './agents'
+import { AgentState, CommitBacklog } from './agents'
 import { Records } from './record'
 import type { McpEndpoint } from './mcp'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
 
+/** Answered steps not yet on their branch past which new steps wait (≈ 1 s of commits here). */
+const COMMIT_BACKLOG_LIMIT = 512
+
 export class ServerContext {
   readonly workspaces = new Map<string, Workspace>()
   readonly agents = new Map<string, AgentState>()
+  /** Steps answered but not yet on their branch; new steps wait while the limit are. */
+  readonly backlog = new CommitBacklog(COMMIT_BACKLOG_LIMIT)
   /** The record's home: send halves, the previous records the hold reads, the answers' journal copies. */
   readonly records: Records
   readonly inflight = new Set<Promise<unknown>>()
@@ -95,7 +100,7 @@ export class ServerContext {
     const key = `${ws}\0${name}`
     let a = this.agents.get(key)
     if (!a) {
-      a = new AgentState(this.workspace(ws), name, this.log, this.committer, this.gcEvery)
+      a = new AgentState(this.workspace(ws), name, this.log, this.committer, this.gcEvery, this.backlog)
       const agent = a
       a.onCommitted = (n) => this.records.committed(agent, n)
       this.agents.set(key, a)

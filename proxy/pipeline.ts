@@ -45,6 +45,7 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
       return
     }
     const agent = ctx.agent(who.workspace, who.agent)
+    await ctx.backlog.room()
     step = await agent.critical(async (n) => {
       const held = hold(ctx, request, composed, await ctx.records.previous(agent, n, request.dialect))
       return record(ctx, request, who, route, held, agent, n)

@@ -8,6 +8,7 @@
  * result or the error.
  */
 import { parentPort } from 'node:worker_threads'
+import { dropPackBytes } from './git-repo'
 import { maintain } from './git-run'
 import { type CommitJob, FinishedSteps, recordFiles } from '../record'
 import { finishStep, type FinishJob, type FinishSummary, summaryOf } from '../record/finish'
@@ -108,6 +109,7 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
       for (const j of batch) reply(errorReply(j.id, err))
       continue
     }
+    dropPackBytes(q.ws.repo)
     const again: Commit[] = []
     for (const agent of done.failed.keys()) attempts.set(agent, (attempts.get(agent) ?? 0) + 1)
     for (const j of batch) {

@@ -118,3 +118,24 @@ export function resetPackCache(gitdir: string): void {
   const repo = handles.get(path.resolve(gitdir))
   if (repo !== undefined) repo.cache = {}
 }
+
+/**
+ * Let go of the pack files isomorphic-git read whole to find an object (its cache keeps each one
+ * for the life of the cache; under load a commit worker read one per missed tree and kept them
+ * all). Parsed pack indexes stay: a later read of the same pack reads the file again.
+ */
+export function dropPackBytes(repo: Repo): void {
+  const cache = repo.cache as Record<symbol, unknown>
+  for (const sym of Object.getOwnPropertySymbols(cache)) {
+    const packs = cache[sym]
+    if (!(packs instanceof Map)) continue
+    for (const p of packs.values() as Iterable<Promise<{ pack?: unknown }>>) {
+      void p.then(
+        (index) => {
+          if (index && typeof index === 'object' && 'pack' in index) index.pack = null
+        },
+        () => undefined,
+      )
+    }
+  }
+}

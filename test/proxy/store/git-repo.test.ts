@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import * as isogit from 'isomorphic-git'
 import { initRepo } from '../../../proxy/store/git'
-import { Lru, openRepo, resetPackCache, writeRepoFile } from '../../../proxy/store/git-repo'
+import { dropPackBytes, Lru, openRepo, resetPackCache, writeRepoFile } from '../../../proxy/store/git-repo'
 import { git, tempDir, tempLeftovers } from './git.support'
 
 let dir: string
@@ -57,6 +57,40 @@ describe('openRepo and resetPackCache', () => {
     expect(a.cache).toEqual({})
     expect(b.cache).toBe(cacheB)
     expect(() => resetPackCache(path.join(dir, 'never.git'))).not.toThrow()
+  })
+})
+
+describe('dropPackBytes', () => {
+  /** The pack indexes isomorphic-git's cache holds, resolved. */
+  async function cachedIndexes(cache: object): Promise<{ pack?: unknown; offsets: Map<string, number> }[]> {
+    const c = cache as Record<symbol, unknown>
+    const maps = Object.getOwnPropertySymbols(c)
+      .map((s) => c[s])
+      .filter(
+        (m): m is Map<string, Promise<{ pack?: unknown; offsets: Map<string, number> }>> => m instanceof Map,
+      )
+    return Promise.all(maps.flatMap((m) => [...m.values()]))
+  }
+
+  // Regression: every pack a read touched stayed in memory whole for the life of the cache (the
+  // commit worker's memory grew with each pack it read a missed tree from).
+  it('lets go of the pack files a read loaded whole, keeps their parsed indexes, and later reads still work', async () => {
+    const gitdir = path.join(dir, 'packed.git')
+    await initRepo(gitdir, { files: { 'a.txt': 'hello\n' }, message: 'root', branch: 'config/default' })
+    git(gitdir, 'repack', '-a', '-d', '-q')
+    const repo = openRepo(gitdir)
+    const oid = git(gitdir, 'rev-parse', 'config/default:a.txt').trim()
+    const read = async (): Promise<string> =>
+      Buffer.from((await isogit.readBlob({ fs: repo.fs, gitdir, cache: repo.cache, oid })).blob).toString()
+    expect(await read()).toBe('hello\n')
+    const [index] = await cachedIndexes(repo.cache)
+    expect(Buffer.isBuffer(await index!.pack)).toBe(true)
+    dropPackBytes(repo)
+    await new Promise((r) => setImmediate(r))
+    expect(index!.pack).toBeNull()
+    expect(index!.offsets.has(oid)).toBe(true)
+    expect(await read()).toBe('hello\n')
+    expect(await cachedIndexes(repo.cache)).toEqual([index])
   })
 })
 
