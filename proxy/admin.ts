@@ -28,9 +28,12 @@ export async function handleAdmin(
         home: ctx.home,
         uptime_s: Math.round((Date.now() - startedAt) / 1000),
         in_flight: ctx.inflight.size,
-        memory_mb: Object.fromEntries(
-          Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round((v / 1048576) * 10) / 10]),
-        ),
+        memory_mb: {
+          ...Object.fromEntries(
+            Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round((v / 1048576) * 10) / 10]),
+          ),
+          commit_worker: (await ctx.committer.memory().catch(() => undefined)) ?? null,
+        },
         previous_cache: ctx.records.previousRecords.held,
         commit_backlog: { steps: ctx.backlog.size, limit: ctx.backlog.limit },
         agents: [...ctx.agents.values()].map((s) => ({

@@ -19,10 +19,18 @@ export type CommitRequest =
   | { kind: 'commit'; id: number; home: string; ws: string; job: CommitJob; maintainAfter: number }
   | { kind: 'maintain'; id: number; home: string; ws: string }
   | { kind: 'finish'; id: number; job: FinishJob }
+  | { kind: 'memory'; id: number }
 export type CommitReply =
-  | { id: number; value: string | FinishSummary | undefined }
+  | { id: number; value: string | FinishSummary | WorkerMemory | undefined }
   | { id: number; error: { name: string; message: string } }
-type QueuedJob = Exclude<CommitRequest, { kind: 'finish' }>
+type QueuedJob = Exclude<CommitRequest, { kind: 'finish' | 'memory' }>
+/** The worker's own heap (its isolate), MB. */
+export interface WorkerMemory {
+  heapUsed: number
+  heapTotal: number
+  external: number
+  arrayBuffers: number
+}
 
 type Reply = (r: CommitReply) => void
 
@@ -32,6 +40,8 @@ interface Queue {
   running: boolean
   /** Agents whose commits were given up: their later steps stay in the journal until a restart. */
   stalled: Map<string, Error>
+  /** Agents with a step whose finished half this worker never had, by that step. */
+  lostFinish: Map<string, { n: number; err: Error }>
   /** Step commits since the last repack, and after how many to repack (the latest request's setting). */
   sinceMaintain: number
   maintainAfter: number
@@ -82,20 +92,23 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
     // of every step in memory at once (240 MB for 4 000 steps of 10 KB conversations).
     while (q.jobs[0]?.kind === 'commit' && batch.length < BATCH_MAX_STEPS && bytes < BATCH_MAX_BYTES) {
       const j = q.jobs.shift() as Commit
-      const stalled = q.stalled.get(j.job.agent)
+      const { job } = j
+      const lost = q.lostFinish.get(job.agent)
+      // Until the step whose finish was lost comes again with its half, the agent's later steps wait.
+      if (lost && job.n === lost.n && job.finished) q.lostFinish.delete(job.agent)
+      const stalled = q.stalled.get(job.agent) ?? q.lostFinish.get(job.agent)?.err
       if (stalled) {
         reply(errorReply(j.id, stalled))
         continue
       }
-      const { job } = j
       try {
         const files = recordFiles(finished.complete(q.ws.name, job))
         for (const f of Object.values(files)) bytes += f.length
         steps.push({ agent: job.agent, n: job.n, model: job.model, files })
       } catch (err) {
         // Only this step fails (its finish was lost); the agent's later steps must not be committed
-        // before it, so they stay in the journal for the next start's recovery, as a given-up step's do.
-        q.stalled.set(job.agent, err as Error)
+        // before it: they fail too until it is sent again with its half (or a restart recovers them).
+        q.lostFinish.set(job.agent, { n: job.n, err: err as Error })
         reply(errorReply(j.id, err))
         continue
       }
@@ -161,6 +174,18 @@ if (parentPort) {
   const queues = new Map<string, Queue>()
   const reply: Reply = (r) => port.postMessage(r)
   port.on('message', (m: CommitRequest) => {
+    if (m.kind === 'memory') {
+      const u = process.memoryUsage()
+      const mb = (n: number): number => Math.round((n / 1048576) * 10) / 10
+      const value: WorkerMemory = {
+        heapUsed: mb(u.heapUsed),
+        heapTotal: mb(u.heapTotal),
+        external: mb(u.external),
+        arrayBuffers: mb(u.arrayBuffers),
+      }
+      reply({ id: m.id, value })
+      return
+    }
     if (m.kind === 'finish') {
       // Computed at once, never queued behind commits: the step's commit waits for this.
       try {
@@ -182,6 +207,7 @@ if (parentPort) {
           jobs: [],
           running: false,
           stalled: new Map(),
+          lostFinish: new Map(),
           sinceMaintain: 0,
           maintainAfter: 0,
         }),

@@ -7,7 +7,7 @@
  */
 import path from 'node:path'
 import { Worker } from 'node:worker_threads'
-import type { CommitReply, CommitRequest } from './commit-worker'
+import type { CommitReply, CommitRequest, WorkerMemory } from './commit-worker'
 import { maintain } from './git-run'
 import { type CommitJob, FinishedSteps, recordFiles } from '../record'
 import { finishStep, type FinishJob, type FinishSummary, summaryOf } from '../record/finish'
@@ -21,6 +21,8 @@ export interface Committer {
   maintain(home: string, ws: string): Promise<void>
   /** A step's finish half (decode, usage, cost), kept for its commit; returns what the server logs. */
   finish(job: FinishJob): Promise<FinishSummary>
+  /** The commit thread's heap (MB), when commits run on a thread of their own that is running. */
+  memory(): Promise<WorkerMemory | undefined>
   close(): Promise<void>
 }
 
@@ -42,6 +44,9 @@ export class InlineCommitter implements Committer {
     this.finished.keep(f)
     return summaryOf(f.meta)
   }
+  async memory(): Promise<undefined> {
+    return undefined
+  }
   async close(): Promise<void> {}
 }
 
@@ -53,7 +58,7 @@ function workerEntry(): { file: string; execArgv: string[] } {
   return { file, execArgv: ['-r', SOURCE_REGISTER] }
 }
 
-type Answer = string | FinishSummary | undefined
+type Answer = string | FinishSummary | WorkerMemory | undefined
 
 export class WorkerCommitter implements Committer {
   private worker: Worker | undefined
@@ -102,6 +107,12 @@ export class WorkerCommitter implements Committer {
 
   async maintain(home: string, ws: string): Promise<void> {
     await this.ask({ kind: 'maintain', id: this.nextId++, home, ws })
+  }
+
+  /** Asked only of a running worker: a health check does not start one. */
+  async memory(): Promise<WorkerMemory | undefined> {
+    if (!this.worker) return undefined
+    return this.ask<WorkerMemory>({ kind: 'memory', id: this.nextId++ })
   }
 
   async close(): Promise<void> {

@@ -20,8 +20,9 @@ interface Health {
   home: string
   uptime_s: number
   in_flight: number
-  memory_mb: Record<string, number>
+  memory_mb: Record<string, number> & { commit_worker: { heapUsed: number; heapTotal: number } | null }
   previous_cache: number
+  commit_backlog: { steps: number; limit: number }
   agents: { workspace: string; agent: string; next_step: number; committed: number; stalled: string | null }[]
 }
 
@@ -64,6 +65,17 @@ describe('GET /_holdfast/health', () => {
       committed: 1,
       stalled: null,
     })
+  })
+
+  it("answers the commit worker's own heap once it runs, and the commit backlog against its limit", async () => {
+    expect((await step('worker-heap')).status).toBe(200)
+    await p.settled()
+    const h = await health()
+    expect(h.commit_backlog).toEqual({ steps: 0, limit: 512 })
+    const w = h.memory_mb.commit_worker
+    expect(w && Object.keys(w).sort()).toEqual(['arrayBuffers', 'external', 'heapTotal', 'heapUsed'])
+    expect(w!.heapUsed).toBeGreaterThan(0)
+    expect(w!.heapUsed).toBeLessThanOrEqual(w!.heapTotal)
   })
 
   it('counts a step waiting on the provider as in flight until it is done', async () => {

@@ -56,6 +56,7 @@ describe('AgentState.queueCommit and the backlog', () => {
     return {
       commit: () => new Promise<string>((resolve) => landings.push(() => resolve('0'.repeat(40)))),
       maintain: async () => undefined,
+      memory: async () => undefined,
       finish: () => Promise.reject(new Error('not used')),
       close: async () => undefined,
       land: () => landings.shift()?.(),

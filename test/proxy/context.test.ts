@@ -35,6 +35,7 @@ function heldCommitter(): Committer & { land(): void; commits: number } {
       return 'commit-id'
     },
     maintain: async () => undefined,
+    memory: async () => undefined,
     finish: () => Promise.reject(new Error('not used')),
     close: async () => undefined,
   }
