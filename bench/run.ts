@@ -392,6 +392,10 @@ async function main(): Promise<void> {
   await new Promise((r) => setTimeout(r, 3000))
   const rssAfterSecond = rssMb(hf.pid)
   const peak = rssMb(hf.pid, 'VmHWM')
+  const heaps = await get<{
+    memory_mb: Record<string, number> & { commit_worker: Record<string, number> | null }
+    previous_cache?: { bytes: number }
+  }>(`${hf.url}/_holdfast/health`)
   process.stderr.write('done: second run\n')
 
   // journal.fsync: a second holdfast on its own home, beside the first.
@@ -471,6 +475,8 @@ async function main(): Promise<void> {
     row('a conversation growing ~4 KB a step', growing),
     '',
     `Memory (RSS): ${f(idleStart)} MB idle after start, ${f(idleWarm)} MB idle after warm-up, ${f(rssAfterFirst)} MB after the cases, ${f(rssAfterSecond)} MB after a second run of them; peak ${f(peak)} MB. Packs of the workspace at the end: ${f(repoMb)} MB.`,
+    '',
+    `Where it is after the second run (MB): server thread heap ${f(heaps.memory_mb.heapUsed ?? NaN)} used of ${f(heaps.memory_mb.heapTotal ?? NaN)}, external ${f(heaps.memory_mb.external ?? NaN)}; commit worker heap ${f(heaps.memory_mb.commit_worker?.heapUsed ?? NaN)} used of ${f(heaps.memory_mb.commit_worker?.heapTotal ?? NaN)}, external ${f(heaps.memory_mb.commit_worker?.external ?? NaN)}; previous-request cache ${f((heaps.previous_cache?.bytes ?? 0) / 1048576)}.`,
     '',
     'journal.fsync (the request record flushed before the send, the answer before its end reaches the client):',
     '',
