@@ -1,0 +1,200 @@
+/**
+ * Where a 10 KB recorded step's cost goes: the built holdfast (`npm run build` first) and the bare
+ * forwarder each take the same sequential 10 KB JSON requests against the fake upstream; prints
+ * CPU per request split by thread (the server thread, and the others: commit worker, libuv pool,
+ * V8 helpers, which Node 20 all names `node`; from /proc/<pid>/task) and, when strace is installed, system calls per request by name (`strace -c
+ * -f` attached for the measured requests only). Run: `node -r ./scripts/register.js
+ * bench/profile.ts [requests=500]` (`HOLDFAST_BENCH_ROOT=<dir>`: the holdfast built in another checkout).
+ * Measures; asserts nothing. For self-time by function, run
+ * `holdfast serve` with `--cpu-prof` (one profile per thread) and send the same load.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import readline from 'node:readline'
+
+const ROOT = path.join(__dirname, '..')
+const REGISTER = path.join(ROOT, 'scripts', 'register.js')
+const N = Number(process.argv[2] ?? 500)
+const TICK_MS = 1000 / 100 // USER_HZ
+
+const started: ChildProcess[] = []
+// The servers this started never outlive it, whichever way it ends.
+process.on('exit', () => {
+  for (const c of started) c.kill('SIGKILL')
+})
+
+async function start(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  started.push(child)
+  const line = await new Promise<string>((resolve, reject) => {
+    readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', resolve)
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)))
+  })
+  const url = /(http:\/\/\S+)/.exec(line)?.[1]
+  if (!url) throw new Error(`no url in: ${line}`)
+  return { child, url }
+}
+
+/** CPU ms of each thread of `pid`, by thread id, with its name. */
+function threads(pid: number): Map<string, { name: string; ms: number }> {
+  const out = new Map<string, { name: string; ms: number }>()
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim()
+      out.set(tid, {
+        name: tid === String(pid) ? 'server thread' : name === 'node' ? 'other threads' : name,
+        ms: (Number(f[11]) + Number(f[12])) * TICK_MS,
+      })
+    } catch {
+      // the thread ended
+    }
+  }
+  return out
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+function post(url: string, body: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve() : reject(new Error(`${url}: ${res.statusCode}`)),
+        )
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+const filler = 'lorem ipsum dolor sit amet '.repeat(400).slice(0, 10_000)
+const body = (i: number): Buffer =>
+  Buffer.from(
+    JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 16,
+      system: 'You are a benchmark.',
+      messages: [{ role: 'user', content: `${i} ${filler}` }],
+    }),
+  )
+
+async function measure(label: string, pid: number, url: string): Promise<string[]> {
+  for (let i = 0; i < 50; i++) await post(url, body(-i)) // warm
+  await new Promise((r) => setTimeout(r, 1000))
+  // CPU first, untraced (strace slows every system call); then the same requests traced.
+  const before = threads(pid)
+  for (let i = 0; i < N; i++) await post(url, body(i))
+  await new Promise((r) => setTimeout(r, 500)) // the last commits land
+  const after = threads(pid)
+  // Not beside --cpu-prof: a traced system call is many times slower and would fill the profile.
+  const strace = !process.env.HOLDFAST_PROFILE_CPU && spawnSync('which', ['strace']).status === 0
+  const traceFile = path.join(os.tmpdir(), `holdfast-profile-${process.pid}-${label}.txt`)
+  const tracer = strace
+    ? spawn('strace', ['-c', '-f', '-p', String(pid), '-o', traceFile], { stdio: 'ignore' })
+    : undefined
+  if (tracer) {
+    await new Promise((r) => setTimeout(r, 500))
+    for (let i = 0; i < N; i++) await post(url, body(N + i))
+    await new Promise((r) => setTimeout(r, 500))
+    tracer.kill('SIGINT')
+    await new Promise((r) => tracer.once('exit', r))
+  }
+  const byName = new Map<string, number>()
+  for (const [tid, t] of after) {
+    const ms = t.ms - (before.get(tid)?.ms ?? 0)
+    byName.set(t.name, (byName.get(t.name) ?? 0) + ms)
+  }
+  const total = [...byName.values()].reduce((a, b) => a + b, 0)
+  const lines = [
+    `${label}: CPU ${(total / N).toFixed(2)} ms per request — ${[...byName]
+      .filter(([, ms]) => ms / N >= 0.01)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, ms]) => `${name} ${(ms / N).toFixed(2)}`)
+      .join(', ')}`,
+  ]
+  if (tracer && fs.existsSync(traceFile)) {
+    const rows = fs
+      .readFileSync(traceFile, 'utf8')
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/))
+      .filter((c) => c.length >= 5 && /^\d/.test(c[0] ?? '') && c[c.length - 1] !== 'total')
+      .map((c) => ({ name: c[c.length - 1] as string, calls: Number(c[3]) }))
+      .sort((a, b) => b.calls - a.calls)
+    const calls = rows.reduce((a, r) => a + r.calls, 0)
+    lines.push(
+      `${label}: ${(calls / N).toFixed(1)} system calls per request — ${rows
+        .slice(0, 10)
+        .map((r) => `${r.name} ${(r.calls / N).toFixed(1)}`)
+        .join(', ')}`,
+    )
+    fs.rmSync(traceFile, { force: true })
+  }
+  return lines
+}
+
+async function main(): Promise<void> {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-profile-'))
+  const fake = await start([
+    '-r',
+    REGISTER,
+    'test/support/fake-upstream-main.ts',
+    '--port',
+    '0',
+    '--no-cache-model',
+  ])
+  const bare = await start(['-r', REGISTER, 'bench/bare-forwarder.ts', fake.url])
+  fs.writeFileSync(
+    path.join(home, 'holdfast.yaml'),
+    JSON.stringify({
+      listen: { host: '127.0.0.1', port: 0 },
+      providers: { anthropic: { dialect: 'anthropic', base_url: fake.url } },
+    }),
+  )
+  // HOLDFAST_PROFILE_CPU=<dir>: --cpu-prof profiles of holdfast, one per thread, written there.
+  const cpuProf = process.env.HOLDFAST_PROFILE_CPU
+  const hf = await start(
+    [
+      ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []),
+      path.join(process.env.HOLDFAST_BENCH_ROOT ?? ROOT, 'dist', 'cli', 'run.js'),
+      ...['serve', '--home', home, '--port', '0'],
+    ],
+    { HOLDFAST_LOG_LEVEL: 'warn' },
+  )
+  try {
+    const out = [
+      `${N} sequential 10 KB JSON requests, ${new Date().toISOString().slice(0, 16)}Z, load ${os.loadavg()[0]?.toFixed(2)}`,
+      ...(await measure('bare forwarder', bare.child.pid as number, `${bare.url}/v1/messages`)),
+      ...(await measure('holdfast', hf.child.pid as number, `${hf.url}/w/profile/a/main/v1/messages`)),
+    ]
+    process.stdout.write(out.join('\n') + '\n')
+  } finally {
+    for (const p of [hf, bare, fake]) p.child.kill('SIGTERM')
+    agent.destroy()
+    await new Promise((r) => setTimeout(r, 300))
+    fs.rmSync(home, { recursive: true, force: true })
+  }
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
