@@ -100,7 +100,14 @@ async function main(): Promise<void> {
     }),
   )
   const proxy = await start(
-    [path.join(ROOT, 'dist', 'cli', 'run.js'), 'serve', '--home', home, '--port', '0'],
+    [
+      path.join(process.env.HOLDFAST_BENCH_ROOT ?? ROOT, 'dist', 'cli', 'run.js'),
+      'serve',
+      '--home',
+      home,
+      '--port',
+      '0',
+    ],
     { HOLDFAST_LOG_LEVEL: 'warn' },
   )
   const pid = proxy.child.pid as number

@@ -57,6 +57,8 @@ const BATCH_WINDOW_MS = 20
 /** At most this many steps, or about this many bytes of their files, in one pack. */
 const BATCH_MAX_STEPS = 512
 const BATCH_MAX_BYTES = 8 * 1024 * 1024
+/** Pack files read whole (to find a tree no cache had) kept between batches, over all of them. */
+const PACK_BYTES_KEPT = 64 * 1024 * 1024
 /** A workspace whose commits were quiet this long gets its packs merged (when enough piled up). */
 const MAINTAIN_IDLE_MS = 2000
 
@@ -122,7 +124,7 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
       for (const j of batch) reply(errorReply(j.id, err))
       continue
     }
-    dropPackBytes(q.ws.repo)
+    await dropPackBytes(q.ws.repo, PACK_BYTES_KEPT)
     const again: Commit[] = []
     for (const agent of done.failed.keys()) attempts.set(agent, (attempts.get(agent) ?? 0) + 1)
     for (const j of batch) {

@@ -120,22 +120,27 @@ export function resetPackCache(gitdir: string): void {
 }
 
 /**
- * Let go of the pack files isomorphic-git read whole to find an object (its cache keeps each one
- * for the life of the cache; under load a commit worker read one per missed tree and kept them
- * all). Parsed pack indexes stay: a later read of the same pack reads the file again.
+ * Let go of the pack files isomorphic-git read whole to find an object, once together they pass
+ * `keepBytes` (its cache keeps each one for the life of the cache: under load a commit worker read
+ * one per missed tree and kept them all). Parsed pack indexes stay; a later read of a dropped pack
+ * reads the file again, so the bound is set well above one pack. Resolves with the bytes held before.
  */
-export function dropPackBytes(repo: Repo): void {
+export async function dropPackBytes(repo: Repo, keepBytes = 0): Promise<number> {
   const cache = repo.cache as Record<symbol, unknown>
+  const indexes: { pack?: unknown }[] = []
   for (const sym of Object.getOwnPropertySymbols(cache)) {
     const packs = cache[sym]
     if (!(packs instanceof Map)) continue
     for (const p of packs.values() as Iterable<Promise<{ pack?: unknown }>>) {
-      void p.then(
-        (index) => {
-          if (index && typeof index === 'object' && 'pack' in index) index.pack = null
-        },
-        () => undefined,
-      )
+      const index = await p.catch(() => undefined)
+      if (index && typeof index === 'object' && 'pack' in index) indexes.push(index)
     }
   }
+  let held = 0
+  for (const index of indexes) {
+    const bytes = await Promise.resolve(index.pack).catch(() => null)
+    if (Buffer.isBuffer(bytes)) held += bytes.length
+  }
+  if (held > keepBytes) for (const index of indexes) index.pack = null
+  return held
 }

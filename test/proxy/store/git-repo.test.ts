@@ -74,7 +74,7 @@ describe('dropPackBytes', () => {
 
   // Regression: every pack a read touched stayed in memory whole for the life of the cache (the
   // commit worker's memory grew with each pack it read a missed tree from).
-  it('lets go of the pack files a read loaded whole, keeps their parsed indexes, and later reads still work', async () => {
+  it('lets go of the pack files a read loaded whole once they pass the bound, keeps their parsed indexes, and later reads still work', async () => {
     const gitdir = path.join(dir, 'packed.git')
     await initRepo(gitdir, { files: { 'a.txt': 'hello\n' }, message: 'root', branch: 'config/default' })
     git(gitdir, 'repack', '-a', '-d', '-q')
@@ -85,9 +85,19 @@ describe('dropPackBytes', () => {
     expect(await read()).toBe('hello\n')
     const [index] = await cachedIndexes(repo.cache)
     expect(Buffer.isBuffer(await index!.pack)).toBe(true)
-    dropPackBytes(repo)
-    await new Promise((r) => setImmediate(r))
+    const size = fs.statSync(
+      path.join(
+        gitdir,
+        'objects',
+        'pack',
+        fs.readdirSync(path.join(gitdir, 'objects', 'pack')).find((f) => f.endsWith('.pack'))!,
+      ),
+    ).size
+    expect(await dropPackBytes(repo, size)).toBe(size)
+    expect(Buffer.isBuffer(await index!.pack)).toBe(true)
+    expect(await dropPackBytes(repo, size - 1)).toBe(size)
     expect(index!.pack).toBeNull()
+    expect(await dropPackBytes(repo, 0)).toBe(0)
     expect(index!.offsets.has(oid)).toBe(true)
     expect(await read()).toBe('hello\n')
     expect(await cachedIndexes(repo.cache)).toEqual([index])
