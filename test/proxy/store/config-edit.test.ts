@@ -15,10 +15,10 @@ import {
   setRole,
   writeLineage,
 } from '../../../proxy/store/config-edit'
-import { commitFiles, initRepo } from '../../../proxy/store/git'
-import { openRepo, type Repo } from '../../../proxy/store/git-repo'
+import { commitFiles } from '../../../proxy/store/git'
+import type { Repo } from '../../../proxy/store/git-repo'
 import { casRef, readRef, RefConflict } from '../../../proxy/store/git-refs'
-import { git, packFiles, tempDir } from './git.support'
+import { git, packFiles, configRepo } from './git.support'
 
 const REF = 'refs/heads/config/default'
 const rows: Record<string, ProviderRow> = {
@@ -31,14 +31,7 @@ let gitdir: string
 let repo: Repo
 let root: string
 beforeEach(async () => {
-  dir = tempDir('holdfast-config-edit-')
-  gitdir = path.join(dir, 'repo.git')
-  root = await initRepo(gitdir, {
-    files: { 'providers.yaml': 'roles: {}\n' },
-    message: 'root',
-    branch: 'config/default',
-  })
-  repo = openRepo(gitdir)
+  ;({ dir, gitdir, repo, root } = await configRepo('holdfast-config-edit-'))
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 

@@ -6,10 +6,9 @@
  * once with a fresh cache, a missing object is an answer and is not.
  */
 import fs from 'node:fs'
-import path from 'node:path'
-import { commitFiles, initRepo } from '../../../proxy/store/git'
+import { commitFiles } from '../../../proxy/store/git'
 import { gitObject, writePack } from '../../../proxy/store/git-pack'
-import { Lru, openRepo, type Repo } from '../../../proxy/store/git-repo'
+import { Lru, type Repo } from '../../../proxy/store/git-repo'
 import { casRef } from '../../../proxy/store/git-refs'
 import {
   listDir,
@@ -18,7 +17,7 @@ import {
   resolveRevision,
   splitPath,
 } from '../../../proxy/store/git-read'
-import { git, tempDir } from './git.support'
+import { git, configRepo } from './git.support'
 
 let dir: string
 let gitdir: string
@@ -26,14 +25,7 @@ let repo: Repo
 let root: string
 
 beforeEach(async () => {
-  dir = tempDir('holdfast-read-')
-  gitdir = path.join(dir, 'repo.git')
-  root = await initRepo(gitdir, {
-    files: { 'providers.yaml': 'roles: {}\n' },
-    message: 'root',
-    branch: 'config/default',
-  })
-  repo = openRepo(gitdir)
+  ;({ dir, gitdir, repo, root } = await configRepo('holdfast-read-'))
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 

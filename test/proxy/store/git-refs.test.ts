@@ -7,8 +7,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { commitFiles, initRepo } from '../../../proxy/store/git'
-import { openRepo, type Repo } from '../../../proxy/store/git-repo'
+import { commitFiles } from '../../../proxy/store/git'
+import type { Repo } from '../../../proxy/store/git-repo'
 import {
   assertRefName,
   casRef,
@@ -19,7 +19,7 @@ import {
   readRef,
   RefConflict,
 } from '../../../proxy/store/git-refs'
-import { git, tempDir } from './git.support'
+import { git, configRepo } from './git.support'
 
 let dir: string
 let gitdir: string
@@ -28,14 +28,7 @@ let root: string
 let other: string
 
 beforeEach(async () => {
-  dir = tempDir('holdfast-refs-')
-  gitdir = path.join(dir, 'repo.git')
-  root = await initRepo(gitdir, {
-    files: { 'providers.yaml': 'roles: {}\n' },
-    message: 'root',
-    branch: 'config/default',
-  })
-  repo = openRepo(gitdir)
+  ;({ dir, gitdir, repo, root } = await configRepo('holdfast-refs-'))
   other = await commitFiles(repo, { parent: root, files: { f: 'x' }, message: 'other' })
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))

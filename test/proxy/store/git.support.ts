@@ -1,12 +1,14 @@
 /**
  * Small helpers for the store tests: the real `git` binary run with no GIT_* variable of ours and
  * no user or system config (so a developer's settings never change an answer), temp directories,
- * and the packs of a repository.
+ * the packs of a repository, and a fresh repository with one config commit.
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { initRepo } from '../../../proxy/store/git'
+import { openRepo, type Repo } from '../../../proxy/store/git-repo'
 
 function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
@@ -57,4 +59,18 @@ export function tempLeftovers(dir: string): string[] {
   return (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) =>
     path.basename(f).includes('tmp'),
   )
+}
+
+/** A bare repository in a new temp dir whose `config/default` holds one commit (an empty providers.yaml). */
+export async function configRepo(
+  prefix: string,
+): Promise<{ dir: string; gitdir: string; repo: Repo; root: string }> {
+  const dir = tempDir(prefix)
+  const gitdir = path.join(dir, 'repo.git')
+  const root = await initRepo(gitdir, {
+    files: { 'providers.yaml': 'roles: {}\n' },
+    message: 'root',
+    branch: 'config/default',
+  })
+  return { dir, gitdir, repo: openRepo(gitdir), root }
 }

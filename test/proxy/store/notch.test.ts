@@ -5,13 +5,12 @@
  * revision git would take (a fork carried as its commit id), refusing each unknown one by name.
  */
 import fs from 'node:fs'
-import path from 'node:path'
-import { commitFiles, initRepo } from '../../../proxy/store/git'
-import { openRepo, type Repo } from '../../../proxy/store/git-repo'
+import { commitFiles } from '../../../proxy/store/git'
+import type { Repo } from '../../../proxy/store/git-repo'
 import { casRef } from '../../../proxy/store/git-refs'
 import { resolveNotch, stepCommit, stepOfMessage } from '../../../proxy/store/notch'
 import { commitSteps } from '../../../proxy/store/step-commits'
-import { git, tempDir } from './git.support'
+import { git, configRepo } from './git.support'
 
 let dir: string
 let gitdir: string
@@ -29,14 +28,7 @@ const step = (agent: string, n: number) => ({
 })
 
 beforeEach(async () => {
-  dir = tempDir('holdfast-notch-')
-  gitdir = path.join(dir, 'repo.git')
-  root = await initRepo(gitdir, {
-    files: { 'providers.yaml': 'roles: {}\n' },
-    message: 'root',
-    branch: 'config/default',
-  })
-  repo = openRepo(gitdir)
+  ;({ dir, gitdir, repo, root } = await configRepo('holdfast-notch-'))
   const { oids } = await commitSteps(repo, [step('a', 1), step('a', 2), step('a', 3), step('b', 1)])
   a = [1, 2, 3].map((n) => oids.get(`a/${n}`) as string)
   b1 = oids.get('b/1') as string
