@@ -27,14 +27,21 @@ export interface Committer {
 }
 
 export class InlineCommitter implements Committer {
-  private readonly workspaces = new Map<string, Workspace>()
+  private readonly workspaces = new Map<string, { ws: Workspace; tail: Promise<unknown> }>()
   private readonly finished = new FinishedSteps()
-  async commit(home: string, ws: string, job: CommitJob): Promise<string> {
+  /** One commit at a time per workspace, in call order, as the worker runs them. */
+  commit(home: string, ws: string, job: CommitJob): Promise<string> {
     const key = `${home}\0${ws}`
     let w = this.workspaces.get(key)
-    if (!w) this.workspaces.set(key, (w = new Workspace(home, ws)))
-    const whole = this.finished.complete(ws, job)
-    return w.commitStep({ agent: job.agent, n: job.n, model: job.model, files: recordFiles(whole) })
+    if (!w) this.workspaces.set(key, (w = { ws: new Workspace(home, ws), tail: Promise.resolve() }))
+    const { ws: workspace } = w
+    const run = (): Promise<string> => {
+      const whole = this.finished.complete(ws, job)
+      return workspace.commitStep({ agent: job.agent, n: job.n, model: job.model, files: recordFiles(whole) })
+    }
+    const done = w.tail.then(run, run)
+    w.tail = done.catch(() => undefined)
+    return done
   }
   async maintain(home: string, ws: string): Promise<void> {
     await maintain(new Workspace(home, ws).repo.gitdir)

@@ -78,6 +78,25 @@ function contract(make: () => Committer): void {
     expect(git(ws.repo.gitdir, 'rev-list', '--parents', '-1', o2).trim()).toBe(`${o2} ${o1}`)
     expect(show(`${o2}:steps/main/002/response.json`)).toBe(s2!.answer)
   })
+
+  // Regression: the inline committer ran an agent's commits side by side, so a later step could
+  // land first and an earlier one on top of it (seen on a busy machine in the record stage's test).
+  it("commits an agent's steps asked for together in the order asked, each on the one before", async () => {
+    const steps = journalSteps(
+      home,
+      'w',
+      [1, 2, 3, 4, 5].map((n) => ({ agent: 'main', n })),
+    )
+    const oids = await Promise.all(
+      steps.map((s) => c.commit(home, 'w', { ...s.commit, finished: finishStep(s.finish) })),
+    )
+    expect(git(ws.repo.gitdir, 'rev-list', 'agents/main', '-n', '5').trim().split('\n')).toEqual(
+      [...oids].reverse(),
+    )
+    expect(git(ws.repo.gitdir, 'log', '--format=%s', '-1', 'agents/main').trim()).toBe(
+      `step 005: ${MODEL} [main]`,
+    )
+  })
 }
 
 describe('InlineCommitter', () => {
