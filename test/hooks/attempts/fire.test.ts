@@ -7,70 +7,25 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { cohortOf } from '../../../hooks/attempts/cohort'
 import { dispatchOne, fireCohort } from '../../../hooks/attempts/fire'
+import { readOps } from '../../../proxy/store/ops-log'
 import { setRole } from '../../../proxy/store/config-edit'
 import { openRepo } from '../../../proxy/store/git'
-import { readOps } from '../../../proxy/store/ops-log'
 import { Workspace } from '../../../proxy/store/workspace'
-import { git, startProxy, type Proxy } from '../../support/harness'
+import { git, type Proxy } from '../../support/harness'
+import { type AttemptsProxy, startAttemptsProxy, WS } from './proxy.support'
 
+let a: AttemptsProxy
 let p: Proxy
-const WS = 'att'
-process.env.HF_ATTEMPT_KEY = 'sk-attempt'
 
 beforeAll(async () => {
-  p = await startProxy({
-    config: {
-      providers: {
-        keyed: { dialect: 'anthropic', base_url: 'http://127.0.0.1:1', api_key_env: 'HF_ATTEMPT_KEY' },
-        keyedai: { dialect: 'openai', base_url: 'http://127.0.0.1:1/v1', api_key_env: 'HF_ATTEMPT_KEY' },
-      },
-    },
-  })
-  // The keyed rows point at the fake too (the harness knows its URL only after start).
-  p.server.ctx.config.providers.keyed = {
-    dialect: 'anthropic',
-    base_url: p.fake.anthropicBaseUrl,
-    api_key_env: 'HF_ATTEMPT_KEY',
-  }
-  p.server.ctx.config.providers.keyedai = {
-    dialect: 'openai',
-    base_url: p.fake.openaiBaseUrl,
-    api_key_env: 'HF_ATTEMPT_KEY',
-  }
-  for (let i = 1; i <= 3; i++) await ask('main', `question ${i}`)
-  await p.settled()
-  const rows = p.server.ctx.config.providers
-  const repo = openRepo(p.repo(WS))
-  await setRole(repo, 'default', 'reviewer', { provider: 'keyed', model: 'claude-haiku-4-5' }, rows)
-  await setRole(repo, 'default', 'writer', { provider: 'keyed', model: 'claude-opus-4-5' }, rows)
-  await setRole(
-    repo,
-    'default',
-    'critic',
-    { provider: 'keyed', model: 'claude-haiku-4-5', max_output_tokens: 321 },
-    rows,
-  )
-  await setRole(repo, 'default', 'nokey', { provider: 'anthropic', model: 'claude-opus-4-5' }, rows)
-  await setRole(repo, 'default', 'gpt', { provider: 'keyedai', model: 'gpt-5' }, rows)
+  a = await startAttemptsProxy()
+  p = a.p
 })
-afterAll(async () => {
-  await p.close()
-})
+afterAll(() => a.close())
 beforeEach(() => p.fake.reset())
 
-async function ask(agent: string, content: string, extra: object = {}): Promise<void> {
-  const res = await fetch(`${p.url}/w/${WS}/a/${agent}/v1/messages`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-    body: JSON.stringify({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 100,
-      messages: [{ role: 'user', content }],
-      ...extra,
-    }),
-  })
-  await res.arrayBuffer()
-}
+const ask = (agent: string, content: string, extra: object = {}): Promise<number> =>
+  a.ask(agent, content, extra)
 
 const refs = (): string[] => git(p.repo(WS), 'for-each-ref', '--format=%(refname)').trim().split('\n').sort()
 const fire = (roles: string[], from = 'main@002', extra: object = {}) =>
