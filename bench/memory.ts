@@ -5,34 +5,13 @@
  * previous-request cache it holds. Run: `node -r ./scripts/register.js bench/memory.ts
  * [requests=10000] [agents=2500] [concurrency=16]`. Measures; asserts nothing.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import readline from 'node:readline'
+import { REGISTER, ROOT, start } from './procs'
 
-const ROOT = path.join(__dirname, '..')
-const REGISTER = path.join(ROOT, 'scripts', 'register.js')
 const [N = 10_000, A = 2_500, C = 16] = process.argv.slice(2).map(Number)
-
-async function start(
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const line = await new Promise<string>((resolve, reject) => {
-    readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', resolve)
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)))
-  })
-  const url = /(http:\/\/\S+)/.exec(line)?.[1]
-  if (!url) throw new Error(`no url in: ${line}`)
-  return { child, url }
-}
 
 const rssMb = (pid: number): number =>
   Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024

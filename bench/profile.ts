@@ -8,42 +8,15 @@
  * Measures; asserts nothing. For self-time by function, run
  * `holdfast serve` with `--cpu-prof` (one profile per thread) and send the same load.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import readline from 'node:readline'
+import { REGISTER, ROOT, start } from './procs'
 
-const ROOT = path.join(__dirname, '..')
-const REGISTER = path.join(ROOT, 'scripts', 'register.js')
 const N = Number(process.argv[2] ?? 500)
 const TICK_MS = 1000 / 100 // USER_HZ
-
-const started: ChildProcess[] = []
-// The servers this started never outlive it, whichever way it ends.
-process.on('exit', () => {
-  for (const c of started) c.kill('SIGKILL')
-})
-
-async function start(
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  started.push(child)
-  const line = await new Promise<string>((resolve, reject) => {
-    readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', resolve)
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)))
-  })
-  const url = /(http:\/\/\S+)/.exec(line)?.[1]
-  if (!url) throw new Error(`no url in: ${line}`)
-  return { child, url }
-}
 
 /** CPU ms of each thread of `pid`, by thread id, with its name. */
 function threads(pid: number): Map<string, { name: string; ms: number }> {

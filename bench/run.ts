@@ -8,42 +8,15 @@
  * command that made them. `-- --quick` runs a quarter of the requests; `HOLDFAST_BENCH_ROOT=<dir>`
  * benchmarks the holdfast built in another checkout (its `dist/`) beside the same fake and floor.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import readline from 'node:readline'
 import { performance } from 'node:perf_hooks'
+import { type Proc, REGISTER, ROOT, start } from './procs'
 
-const ROOT = path.join(__dirname, '..')
-const REGISTER = path.join(ROOT, 'scripts', 'register.js')
 const QUICK = process.argv.includes('--quick')
 const scale = QUICK ? 0.25 : 1
-
-interface Proc {
-  child: ChildProcess
-  url: string
-  pid: number
-}
-
-const started: ChildProcess[] = []
-
-async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Proc> {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  started.push(child)
-  const line = await new Promise<string>((resolve, reject) => {
-    readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', resolve)
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)))
-  })
-  const url = /(http:\/\/\S+)/.exec(line)?.[1]
-  if (!url) throw new Error(`no url in: ${line}`)
-  return { child, url, pid: child.pid as number }
-}
 
 async function stop(p: Proc): Promise<void> {
   if (p.child.exitCode !== null) return
@@ -497,8 +470,4 @@ const entry = process.argv.includes('--roles-only')
 entry().catch((err) => {
   console.error(err)
   process.exit(1)
-})
-// The servers this bench started never outlive it, whichever way it ends.
-process.on('exit', () => {
-  for (const p of started) p.kill('SIGKILL')
 })
