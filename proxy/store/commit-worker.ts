@@ -89,6 +89,8 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
     }
     const batch: Commit[] = []
     const steps: StepToCommit[] = []
+    /** Each step's finished half, taken from `finished`: a retried commit carries its own. */
+    const halves = new Map<Commit, CommitJob['finished']>()
     let bytes = 0
     // A backlog is committed in bounded batches: one pack of thousands of steps held every file
     // of every step in memory at once (240 MB for 4 000 steps of 10 KB conversations).
@@ -104,7 +106,9 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
         continue
       }
       try {
-        const files = recordFiles(finished.complete(q.ws.name, job))
+        const whole = finished.complete(q.ws.name, job)
+        halves.set(j, whole.finished)
+        const files = recordFiles(whole)
         for (const f of Object.values(files)) bytes += f.length
         steps.push({ agent: job.agent, n: job.n, model: job.model, files })
       } catch (err) {
@@ -137,7 +141,7 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
         q.maintainAfter = j.maintainAfter
       } else if (!q.stalled.has(agent) && (attempts.get(agent) ?? 0) <= RETRY_MS.length) {
         // The agent's branch could not move: retry its steps, in order, ahead of anything newer.
-        again.push(j)
+        again.push({ ...j, job: { ...j.job, finished: halves.get(j) } })
       } else {
         // Given up: this agent's later steps must not be committed before this one.
         q.stalled.set(agent, failure)

@@ -181,6 +181,29 @@ describe('the commit worker', () => {
     expect(await ws.committedSteps('a')).toBe(0)
   })
 
+  // Regression: a retried commit asked the finished halves again, which its first attempt had taken,
+  // so a branch locked for a moment failed its steps with "the finish … was lost".
+  it('retries a step whose branch was locked until the lock goes, committing it with its finished half', async () => {
+    const [s] = journalSteps(home, 'w', [{ agent: 'a', n: 1 }])
+    valueOf(await port.post({ kind: 'finish', id: port.id(), job: s!.finish }))
+    const lock = path.join(ws.repo.gitdir, 'refs', 'heads', 'agents', 'a.lock')
+    fs.mkdirSync(path.dirname(lock), { recursive: true })
+    fs.writeFileSync(lock, '')
+    const committed = port.post({
+      kind: 'commit',
+      id: port.id(),
+      home,
+      ws: 'w',
+      job: s!.commit,
+      maintainAfter: 0,
+    })
+    await new Promise((r) => setTimeout(r, 400)) // the first attempts meet the lock
+    fs.rmSync(lock)
+    const oid = valueOf(await committed) as string
+    expect(git(ws.repo.gitdir, 'rev-parse', 'agents/a').trim()).toBe(oid)
+    expect(git(ws.repo.gitdir, 'show', `${oid}:steps/a/001/response.json`)).toBe(s!.answer)
+  })
+
   it('runs a maintain between commits in the order asked, merging the packs, and answers every message', async () => {
     const steps = journalSteps(
       home,
