@@ -9,12 +9,9 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { REGISTER, ROOT, start } from './procs'
+import { rssMb, startFake, startHoldfast } from './procs'
 
 const [N = 10_000, A = 2_500, C = 16] = process.argv.slice(2).map(Number)
-
-const rssMb = (pid: number): number =>
-  Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
 function post(url: string, body: Buffer): Promise<number> {
@@ -58,37 +55,16 @@ function body(agentIx: number, turn: number): Buffer {
 
 async function main(): Promise<void> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-memory-'))
-  const fake = await start([
-    '-r',
-    REGISTER,
-    'test/support/fake-upstream-main.ts',
-    '--port',
-    '0',
-    '--no-cache-model',
-  ])
-  fs.writeFileSync(
-    path.join(home, 'holdfast.yaml'),
-    JSON.stringify({
-      listen: { host: '127.0.0.1', port: 0 },
-      defaults: { workspace: 'mem', agent: 'main' },
-      providers: {
-        anthropic: { dialect: 'anthropic', base_url: fake.url },
-        openai: { dialect: 'openai', base_url: `${fake.url}/v1` },
-      },
-      maintenance: { gc_every_steps: 0 },
-    }),
-  )
-  const proxy = await start(
-    [
-      path.join(process.env.HOLDFAST_BENCH_ROOT ?? ROOT, 'dist', 'cli', 'run.js'),
-      'serve',
-      '--home',
-      home,
-      '--port',
-      '0',
-    ],
-    { HOLDFAST_LOG_LEVEL: 'warn' },
-  )
+  const fake = await startFake()
+  const proxy = await startHoldfast(home, {
+    listen: { host: '127.0.0.1', port: 0 },
+    defaults: { workspace: 'mem', agent: 'main' },
+    providers: {
+      anthropic: { dialect: 'anthropic', base_url: fake.url },
+      openai: { dialect: 'openai', base_url: `${fake.url}/v1` },
+    },
+    maintenance: { gc_every_steps: 0 },
+  })
   const pid = proxy.child.pid as number
   console.log(`proxy idle: RSS ${rssMb(pid).toFixed(0)} MB`)
   let next = 0

@@ -1,9 +1,10 @@
 /**
  * The benches' processes: start a server (the fake upstream, the bare forwarder, holdfast) and read
- * the URL from its first line. Every process started here is killed when the bench exits, however
- * it exits, so a failed run never leaves servers behind.
+ * the URL from its first line; read a process's memory. Every process started here is killed when
+ * the bench exits, however it exits, so a failed run never leaves servers behind.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
 import path from 'node:path'
 import readline from 'node:readline'
 
@@ -36,4 +37,28 @@ export async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promis
   const url = /(http:\/\/\S+)/.exec(line)?.[1]
   if (!url) throw new Error(`no url in: ${line}`)
   return { child, url, pid: child.pid as number }
+}
+
+/** The fake upstream as every bench runs it: lite mode (no cache model). */
+export const startFake = (): Promise<Proc> =>
+  start(['-r', REGISTER, 'test/support/fake-upstream-main.ts', '--port', '0', '--no-cache-model'])
+
+/** The bare undici forwarder in front of `upstream`: the floor any forwarding proxy pays here. */
+export const startBare = (upstream: string): Promise<Proc> =>
+  start(['-r', REGISTER, 'bench/bare-forwarder.ts', upstream])
+
+/**
+ * `holdfast serve` on `home` with `config` as its holdfast.yaml, warn-level logs, from `dist/` (built
+ * first) or, with `HOLDFAST_BENCH_ROOT=<dir>`, another checkout's build; `nodeArgs` go before it.
+ */
+export function startHoldfast(home: string, config: object, nodeArgs: string[] = []): Promise<Proc> {
+  fs.writeFileSync(path.join(home, 'holdfast.yaml'), JSON.stringify(config))
+  const dist = path.join(process.env.HOLDFAST_BENCH_ROOT ?? ROOT, 'dist', 'cli', 'run.js')
+  return start([...nodeArgs, dist, 'serve', '--home', home, '--port', '0'], { HOLDFAST_LOG_LEVEL: 'warn' })
+}
+
+/** A process's resident memory now (VmRSS) or at its peak (VmHWM), MB. */
+export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024
 }

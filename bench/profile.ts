@@ -13,7 +13,7 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { REGISTER, ROOT, start } from './procs'
+import { startBare, startFake, startHoldfast } from './procs'
 
 const N = Number(process.argv[2] ?? 500)
 const TICK_MS = 1000 / 100 // USER_HZ
@@ -126,31 +126,17 @@ async function measure(label: string, pid: number, url: string): Promise<string[
 
 async function main(): Promise<void> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-profile-'))
-  const fake = await start([
-    '-r',
-    REGISTER,
-    'test/support/fake-upstream-main.ts',
-    '--port',
-    '0',
-    '--no-cache-model',
-  ])
-  const bare = await start(['-r', REGISTER, 'bench/bare-forwarder.ts', fake.url])
-  fs.writeFileSync(
-    path.join(home, 'holdfast.yaml'),
-    JSON.stringify({
-      listen: { host: '127.0.0.1', port: 0 },
-      providers: { anthropic: { dialect: 'anthropic', base_url: fake.url } },
-    }),
-  )
+  const fake = await startFake()
+  const bare = await startBare(fake.url)
   // HOLDFAST_PROFILE_CPU=<dir>: --cpu-prof profiles of holdfast, one per thread, written there.
   const cpuProf = process.env.HOLDFAST_PROFILE_CPU
-  const hf = await start(
-    [
-      ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []),
-      path.join(process.env.HOLDFAST_BENCH_ROOT ?? ROOT, 'dist', 'cli', 'run.js'),
-      ...['serve', '--home', home, '--port', '0'],
-    ],
-    { HOLDFAST_LOG_LEVEL: 'warn' },
+  const hf = await startHoldfast(
+    home,
+    {
+      listen: { host: '127.0.0.1', port: 0 },
+      providers: { anthropic: { dialect: 'anthropic', base_url: fake.url } },
+    },
+    cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [],
   )
   try {
     const out = [

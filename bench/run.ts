@@ -13,7 +13,7 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { type Proc, REGISTER, ROOT, start } from './procs'
+import { type Proc, rssMb, startBare, startFake, startHoldfast } from './procs'
 
 const QUICK = process.argv.includes('--quick')
 const scale = QUICK ? 0.25 : 1
@@ -31,11 +31,6 @@ function cpuMs(pid: number): number {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   const tick = 10 // USER_HZ = 100 on Linux
   return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * tick
-}
-
-function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024
 }
 
 const load1 = (): string => os.loadavg()[0]?.toFixed(2) ?? '?'
@@ -309,14 +304,7 @@ async function conversation(
 
 async function main(): Promise<void> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-bench-'))
-  const fake = await start([
-    '-r',
-    REGISTER,
-    'test/support/fake-upstream-main.ts',
-    '--port',
-    '0',
-    '--no-cache-model',
-  ])
+  const fake = await startFake()
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
     defaults: { workspace: 'bench', agent: 'main' },
@@ -325,14 +313,8 @@ async function main(): Promise<void> {
       openai: { dialect: 'openai', base_url: `${fake.url}/v1` },
     },
   }
-  fs.writeFileSync(path.join(home, 'holdfast.yaml'), JSON.stringify(config))
-  const dist = path.join(process.env.HOLDFAST_BENCH_ROOT ?? ROOT, 'dist', 'cli', 'run.js')
-  const serve = (h: string): Promise<Proc> =>
-    start([dist, 'serve', '--home', h, '--port', '0'], {
-      HOLDFAST_LOG_LEVEL: 'warn',
-    })
-  const hf = await serve(home)
-  const bare = await start(['-r', REGISTER, 'bench/bare-forwarder.ts', fake.url])
+  const hf = await startHoldfast(home, config)
+  const bare = await startBare(fake.url)
   await new Promise((r) => setTimeout(r, 500))
   const idleStart = rssMb(hf.pid)
   // Warm both paths (JIT, connections, the workspace, the commit worker).
@@ -373,11 +355,7 @@ async function main(): Promise<void> {
 
   // journal.fsync: a second holdfast on its own home, beside the first.
   const syncHome = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-bench-fsync-'))
-  fs.writeFileSync(
-    path.join(syncHome, 'holdfast.yaml'),
-    JSON.stringify({ ...config, journal: { fsync: true } }),
-  )
-  const synced = await serve(syncHome)
+  const synced = await startHoldfast(syncHome, { ...config, journal: { fsync: true } })
   for (let i = 0; i < 30; i++)
     await post(`${synced.url}/w/bench/a/warm/v1/messages`, body('anthropic', 10_000, false, `w${i}`))
   const fsyncRows: string[] = []
