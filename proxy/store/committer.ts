@@ -13,6 +13,7 @@ import { type CommitJob, FinishedSteps, recordFiles } from '../record'
 import { finishStep, type FinishJob, type FinishSummary, summaryOf } from '../record/finish'
 import { Workspace } from './workspace'
 import { SOURCE_REGISTER } from '../package-root'
+import { Mutex } from '../agents'
 
 export interface Committer {
   /** Commit one step; `maintainAfter` commits of its workspace later, its packs are merged when idle (0: never). */
@@ -27,21 +28,18 @@ export interface Committer {
 }
 
 export class InlineCommitter implements Committer {
-  private readonly workspaces = new Map<string, { ws: Workspace; tail: Promise<unknown> }>()
+  private readonly workspaces = new Map<string, { ws: Workspace; lock: Mutex }>()
   private readonly finished = new FinishedSteps()
   /** One commit at a time per workspace, in call order, as the worker runs them. */
   commit(home: string, ws: string, job: CommitJob): Promise<string> {
     const key = `${home}\0${ws}`
     let w = this.workspaces.get(key)
-    if (!w) this.workspaces.set(key, (w = { ws: new Workspace(home, ws), tail: Promise.resolve() }))
-    const { ws: workspace } = w
-    const run = (): Promise<string> => {
+    if (!w) this.workspaces.set(key, (w = { ws: new Workspace(home, ws), lock: new Mutex() }))
+    const workspace = w.ws
+    return w.lock.run(() => {
       const whole = this.finished.complete(ws, job)
       return workspace.commitStep({ agent: job.agent, n: job.n, model: job.model, files: recordFiles(whole) })
-    }
-    const done = w.tail.then(run, run)
-    w.tail = done.catch(() => undefined)
-    return done
+    })
   }
   async maintain(home: string, ws: string): Promise<void> {
     await maintain(new Workspace(home, ws).repo.gitdir)

@@ -34,15 +34,15 @@ function checkClientNames(config: HoldfastConfig): void {
 export async function syncRegistrations(home: string, config: HoldfastConfig): Promise<void> {
   checkClientNames(config)
   const declared = config.clients ?? {}
+  // Only a client's directory is holdfast's: a plain file someone left there is not touched.
   let present: string[] = []
   try {
-    present = await fsp.readdir(path.join(home, 'clients'))
+    const entries = await fsp.readdir(path.join(home, 'clients'), { withFileTypes: true })
+    present = entries.filter((e) => e.isDirectory()).map((e) => e.name)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }
   for (const client of present) {
-    // Only a client's directory is holdfast's: a plain file someone left there is not touched.
-    if (!fs.statSync(path.join(home, 'clients', client), { throwIfNoEntry: false })?.isDirectory()) continue
     if (!Object.hasOwn(declared, client) && checkName('client', client) === undefined) {
       await fsp.rm(registrationDir(home, client), { recursive: true, force: true })
     }
