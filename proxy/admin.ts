@@ -13,6 +13,12 @@ import { sendError, sendJson } from './respond'
 
 const startedAt = Date.now()
 
+/** Each figure in MB, to one decimal. */
+const inMb = (usage: object): Record<string, number> =>
+  Object.fromEntries(
+    Object.entries(usage).map(([k, v]) => [k, Math.round(((v as number) / 1048576) * 10) / 10]),
+  )
+
 export async function handleAdmin(
   ctx: ServerContext,
   a: Addressed,
@@ -22,6 +28,7 @@ export async function handleAdmin(
   const pathname = a.path.split('?')[0]
   try {
     if (req.method === 'GET' && pathname === '/_holdfast/health') {
+      const worker = await ctx.committer.memory().catch(() => undefined)
       sendJson(res, 200, {
         ok: !ctx.closing,
         pid: process.pid,
@@ -29,10 +36,8 @@ export async function handleAdmin(
         uptime_s: Math.round((Date.now() - startedAt) / 1000),
         in_flight: ctx.inflight.size,
         memory_mb: {
-          ...Object.fromEntries(
-            Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round((v / 1048576) * 10) / 10]),
-          ),
-          commit_worker: (await ctx.committer.memory().catch(() => undefined)) ?? null,
+          ...inMb(process.memoryUsage()),
+          commit_worker: worker ? inMb(worker) : null,
         },
         previous_cache: ctx.records.previousRecords.held,
         commit_backlog: { steps: ctx.backlog.size, limit: ctx.backlog.limit },

@@ -24,13 +24,8 @@ export type CommitReply =
   | { id: number; value: string | FinishSummary | WorkerMemory | undefined }
   | { id: number; error: { name: string; message: string } }
 type QueuedJob = Exclude<CommitRequest, { kind: 'finish' | 'memory' }>
-/** The worker's own heap (its isolate), MB. */
-export interface WorkerMemory {
-  heapUsed: number
-  heapTotal: number
-  external: number
-  arrayBuffers: number
-}
+/** The worker's own heap (its isolate), in bytes as `process.memoryUsage()` says them. */
+export type WorkerMemory = Pick<NodeJS.MemoryUsage, 'heapUsed' | 'heapTotal' | 'external' | 'arrayBuffers'>
 
 type Reply = (r: CommitReply) => void
 
@@ -181,15 +176,8 @@ if (parentPort) {
   const reply: Reply = (r) => port.postMessage(r)
   port.on('message', (m: CommitRequest) => {
     if (m.kind === 'memory') {
-      const u = process.memoryUsage()
-      const mb = (n: number): number => Math.round((n / 1048576) * 10) / 10
-      const value: WorkerMemory = {
-        heapUsed: mb(u.heapUsed),
-        heapTotal: mb(u.heapTotal),
-        external: mb(u.external),
-        arrayBuffers: mb(u.arrayBuffers),
-      }
-      reply({ id: m.id, value })
+      const { heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage()
+      reply({ id: m.id, value: { heapUsed, heapTotal, external, arrayBuffers } })
       return
     }
     if (m.kind === 'finish') {
