@@ -84,8 +84,6 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
     }
     const batch: Commit[] = []
     const steps: StepToCommit[] = []
-    /** Each step's finished half, taken from `finished`: a retried commit carries its own. */
-    const halves = new Map<Commit, CommitJob['finished']>()
     let bytes = 0
     // A backlog is committed in bounded batches: one pack of thousands of steps held every file
     // of every step in memory at once (240 MB for 4 000 steps of 10 KB conversations).
@@ -100,20 +98,22 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
         reply(errorReply(j.id, stalled))
         continue
       }
+      let whole, files
       try {
-        const whole = finished.complete(q.ws.name, job)
-        halves.set(j, whole.finished)
-        const files = recordFiles(whole)
-        for (const f of Object.values(files)) bytes += f.length
-        steps.push({ agent: job.agent, n: job.n, model: job.model, files })
+        whole = finished.complete(q.ws.name, job)
+        files = recordFiles(whole)
       } catch (err) {
-        // Only this step fails (its finish was lost); the agent's later steps must not be committed
-        // before it: they fail too until it is sent again with its half (or a restart recovers them).
+        // Only this step fails (its finish was lost, or its journal cannot be read); the agent's later
+        // steps must not be committed before it: they fail too until it is sent again with its half
+        // (or a restart recovers them).
         q.lostFinish.set(job.agent, { n: job.n, err: err as Error })
         reply(errorReply(j.id, err))
         continue
       }
-      batch.push(j)
+      for (const f of Object.values(files)) bytes += f.length
+      steps.push({ agent: job.agent, n: job.n, model: job.model, files })
+      // Kept with its finished half: a retry of this step commits it again without asking for it.
+      batch.push({ ...j, job: whole })
     }
     if (batch.length === 0) continue
     let done
@@ -136,7 +136,7 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
         q.maintainAfter = j.maintainAfter
       } else if (!q.stalled.has(agent) && (attempts.get(agent) ?? 0) <= RETRY_MS.length) {
         // The agent's branch could not move: retry its steps, in order, ahead of anything newer.
-        again.push({ ...j, job: { ...j.job, finished: halves.get(j) } })
+        again.push(j)
       } else {
         // Given up: this agent's later steps must not be committed before this one.
         q.stalled.set(agent, failure)
