@@ -102,32 +102,11 @@ describe('holdfast dispatch', () => {
     const command = [process.execPath, '-e', script]
     fs.writeFileSync(path.join(home, 'holdfast.yaml'), JSON.stringify({ dispatcher: { command } }))
     const notice = `holdfast: dispatching through ${command.join(' ')} (no stagger, no progress)\n`
-    const ok = await dispatch(
-      home,
-      'reviewer',
-      'w',
-      'main',
-      '--goal',
-      'g',
-      '--from',
-      'x',
-      '--pin',
-      'a.md=/tmp/a',
-    )
+    const args = ['reviewer', 'w', 'main', '--goal', 'g', '--from', 'x', '--pin', 'a.md=/tmp/a']
+    const ok = await dispatch(home, ...args)
     expect(ok.code).toBe(0)
     expect(ok.stderr).toBe(notice)
-    expect(JSON.parse(ok.stdout)).toEqual([
-      'dispatch',
-      'reviewer',
-      'w',
-      'main',
-      '--goal',
-      'g',
-      '--from',
-      'x',
-      '--pin',
-      'a.md=/tmp/a',
-    ])
+    expect(JSON.parse(ok.stdout)).toEqual(['dispatch', ...args])
     const failed = await dispatch(home, 'reviewer', 'w', 'fail', '--goal', 'g', '--from', 'x')
     expect(failed.code).toBe(3)
     expect(failed.stderr).toBe(`${notice}holdfast: no such parent\n`)
