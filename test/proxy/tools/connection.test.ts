@@ -9,16 +9,14 @@
  */
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
-import http from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
 import path from 'node:path'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import pino from 'pino'
 import type { Client } from '../../../generated/holdfast'
 import { HostConnection, HostFailure, type Backoff } from '../../../proxy/tools/connection'
 import { CATALOGUE, createHost } from '../../fixtures/mcp/host'
+import { startHttpHost } from '../../fixtures/mcp/http-host'
 import { eventually } from '../../support/harness'
 import { alive, capturingLogger, stdioClient, tempDir } from './support'
 
@@ -60,60 +58,6 @@ async function failure(p: Promise<unknown>): Promise<HostFailure> {
 }
 
 const textOf = (r: { content: unknown[] }): string => (r.content[0] as { text: string }).text
-
-/**
- * A streamable HTTP host in this process: one `make()` Server per session. `forget()` drops every
- * session without cutting a socket (the next request with an old session id is answered 404).
- */
-async function sessionHost(make: () => Server) {
-  const sessions = new Map<string, StreamableHTTPServerTransport>()
-  const sockets = new Set<Socket>()
-  let initializes = 0
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8')
-      const body: unknown = raw ? JSON.parse(raw) : undefined
-      const id = req.headers['mcp-session-id']
-      const known = typeof id === 'string' ? sessions.get(id) : undefined
-      if (!known && req.method === 'POST' && isInitializeRequest(body)) {
-        initializes++
-        const t = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (sid) => void sessions.set(sid, t),
-        })
-        void make()
-          .connect(t)
-          .then(() => t.handleRequest(req, res, body))
-        return
-      }
-      if (!known) {
-        res.writeHead(404, { 'content-type': 'application/json' })
-        res.end(
-          JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }),
-        )
-        return
-      }
-      void known.handleRequest(req, res, body)
-    })
-  })
-  server.on('connection', (s: Socket) => {
-    sockets.add(s)
-    s.once('close', () => sockets.delete(s))
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
-    initializes: () => initializes,
-    forget: () => sessions.clear(),
-    close: async () => {
-      for (const t of sessions.values()) await t.close()
-      for (const s of sockets) s.destroy()
-      await new Promise<void>((r) => server.close(() => r()))
-    },
-  }
-}
 
 describe('a stdio host', () => {
   it('drops a host that died mid-call (gone, listing cleared), starts a new one at the next use, and close kills it for good', async () => {
@@ -200,7 +144,9 @@ describe('reconnect waits', () => {
 
 describe('a streamable HTTP host', () => {
   it('starts nothing before the first use, lists every page, and drops the listing when the host says it changed', async () => {
-    const host = await sessionHost(() => createHost({ pageSize: 3, listChanged: true, die: () => undefined }))
+    const host = await startHttpHost({
+      make: () => createHost({ pageSize: 3, listChanged: true, die: () => undefined }),
+    })
     let changed = 0
     const c = connection({ mcp: { url: host.url } }, { onListChanged: () => changed++ })
     await new Promise((r) => setTimeout(r, 20))
@@ -227,7 +173,7 @@ describe('a streamable HTTP host', () => {
   })
 
   it('reconnects and asks once more when the host lost the session (404), within one call', async () => {
-    const host = await sessionHost(() => createHost({ die: () => undefined }))
+    const host = await startHttpHost({ make: () => createHost({ die: () => undefined }) })
     try {
       const c = connection({ mcp: { url: host.url } })
       expect(textOf(await c.call('echo', { text: 'one' }, soon()))).toBe('one')
@@ -242,7 +188,7 @@ describe('a streamable HTTP host', () => {
   })
 
   it("returns a tool's own error as a result, and types a JSON-RPC error as refused and a late answer as timeout", async () => {
-    const host = await sessionHost(() => createHost({ die: () => undefined }))
+    const host = await startHttpHost({ make: () => createHost({ die: () => undefined }) })
     const c = connection({ mcp: { url: host.url } })
     expect(await c.call('fail', {}, soon())).toMatchObject({
       content: [{ type: 'text', text: 'it failed on purpose' }],
@@ -262,13 +208,15 @@ describe('a streamable HTTP host', () => {
   })
 
   it('refuses a listing whose pages repeat a cursor', async () => {
-    const host = await sessionHost(() => {
-      const s = new Server({ name: 'loop', version: '1' }, { capabilities: { tools: {} } })
-      s.setRequestHandler(ListToolsRequestSchema, (req) => ({
-        tools: [{ name: `t${req.params?.cursor ?? 0}`, inputSchema: { type: 'object' as const } }],
-        nextCursor: req.params?.cursor === undefined ? 'a' : 'b',
-      }))
-      return s
+    const host = await startHttpHost({
+      make: () => {
+        const s = new Server({ name: 'loop', version: '1' }, { capabilities: { tools: {} } })
+        s.setRequestHandler(ListToolsRequestSchema, (req) => ({
+          tools: [{ name: `t${req.params?.cursor ?? 0}`, inputSchema: { type: 'object' as const } }],
+          nextCursor: req.params?.cursor === undefined ? 'a' : 'b',
+        }))
+        return s
+      },
     })
     try {
       const c = connection({ mcp: { url: host.url } })
