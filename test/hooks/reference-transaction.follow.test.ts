@@ -5,41 +5,33 @@
  * The events endpoint itself: 204 for a well-formed event, 400 otherwise, 403 with an Origin.
  */
 import fs from 'node:fs'
-import { startServer, type RunningServer } from '../../proxy/serve'
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
-import { configFor, writeConfig } from '../support/harness'
+import { startProxy, type Proxy } from '../support/harness'
 import { captureLog, cleanup, cloneWithProviders, editProviders, git, gitOk, tempDir, tipOf } from './helpers'
 
-let fake: FakeUpstream
-let server: RunningServer
-let home: string
+let p: Proxy
 let capture: ReturnType<typeof captureLog>
-const repo = () => `${home}/workspaces/hooks/repo.git`
+const repo = () => `${p.home}/workspaces/hooks/repo.git`
 
 beforeAll(async () => {
-  fake = await startFakeUpstream()
-  home = tempDir()
-  writeConfig(home, configFor(fake))
   capture = captureLog()
-  server = await startServer({ home, log: capture.log, port: 0 })
+  p = await startProxy({ home: tempDir(), log: capture.log })
 })
 afterAll(async () => {
-  await server.close()
-  await fake.close()
+  await p.close()
   cleanup()
 })
 
 async function step(model: string): Promise<string> {
-  fake.reset()
-  const res = await fetch(`${server.url}/w/hooks/a/main/v1/messages`, {
+  p.fake.reset()
+  const res = await fetch(`${p.url}/w/hooks/a/main/v1/messages`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
     body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: 'user', content: 'review this' }] }),
   })
   expect(res.status).toBe(200)
   await res.arrayBuffer()
-  expect(fake.received).toHaveLength(1)
-  return (JSON.parse(fake.received[0]?.body.toString() ?? '{}') as { model: string }).model
+  expect(p.fake.received).toHaveLength(1)
+  return (JSON.parse(p.fake.received[0]?.body.toString() ?? '{}') as { model: string }).model
 }
 
 const roleText = (model: string) => `roles:\n  reviewer: {provider: anthropic, model: ${model}}\n`
@@ -48,7 +40,7 @@ const hookEvents = () => capture.entries().filter((e) => e.msg === 'hook event: 
 describe('a good config commit, pushed while the proxy runs', () => {
   it('moves the ref, notifies the proxy, and the next step follows it without a restart', async () => {
     expect(await step('claude-sonnet-4-5')).toBe('claude-sonnet-4-5') // creates the workspace
-    const pid = JSON.parse(fs.readFileSync(`${home}/serve.json`, 'utf8')).pid as number
+    const pid = JSON.parse(fs.readFileSync(`${p.home}/serve.json`, 'utf8')).pid as number
     const before = await tipOf(repo())
 
     const clone = await cloneWithProviders(repo(), roleText('claude-reviewer-1'))
@@ -70,13 +62,13 @@ describe('a good config commit, pushed while the proxy runs', () => {
     expect(await tipOf(repo())).toBe(next)
     expect(hookEvents()).toHaveLength(2)
     expect(await step('reviewer')).toBe('claude-reviewer-2')
-    expect(JSON.parse(fs.readFileSync(`${home}/serve.json`, 'utf8')).pid).toBe(pid)
+    expect(JSON.parse(fs.readFileSync(`${p.home}/serve.json`, 'utf8')).pid).toBe(pid)
   })
 })
 
 describe('POST /_holdfast/events/refs', () => {
   const post = (body: string, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}/_holdfast/events/refs`, {
+    fetch(`${p.url}/_holdfast/events/refs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
       body,

@@ -5,32 +5,20 @@
  * naming the field; a body over 64 KiB is BODY_TOO_LARGE; any other method or events path is
  * NOT_FOUND. (Origin refusal and the hook's own events: test/hooks/reference-transaction.follow.)
  */
-import { startServer, type RunningServer } from '../../proxy/serve'
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
-import { configFor, tempHome, writeConfig } from '../support/harness'
+import { startProxy, type Proxy } from '../support/harness'
 import { captureLog } from '../hooks/helpers'
-import fs from 'node:fs'
 
-let fake: FakeUpstream
-let server: RunningServer
-let home: string
+let p: Proxy
 let capture: ReturnType<typeof captureLog>
 
 beforeAll(async () => {
-  fake = await startFakeUpstream()
-  home = tempHome()
-  writeConfig(home, configFor(fake))
   capture = captureLog()
-  server = await startServer({ home, log: capture.log, port: 0 })
+  p = await startProxy({ log: capture.log })
 })
-afterAll(async () => {
-  await server.close()
-  await fake.close()
-  fs.rmSync(home, { recursive: true, force: true })
-})
+afterAll(() => p.close())
 
 const post = (body: string, path = '/_holdfast/events/refs') =>
-  fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+  fetch(`${p.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
 const events = () => capture.entries().filter((e) => e.msg === 'hook event: refs moved')
 const errorOf = async (r: Response) =>
   ((await r.json()) as { error: { code: string; message: string } }).error
@@ -87,7 +75,7 @@ describe('POST /_holdfast/events/refs', () => {
   })
 
   it('answers any other method or events path NOT_FOUND', async () => {
-    const get = await fetch(`${server.url}/_holdfast/events/refs`)
+    const get = await fetch(`${p.url}/_holdfast/events/refs`)
     const other = await post('{"refs":[]}', '/_holdfast/events/commits')
     expect([get.status, (await errorOf(get)).message]).toEqual([
       404,

@@ -10,7 +10,7 @@ import path from 'node:path'
 import readline from 'node:readline'
 import type { HoldfastConfig } from '../../proxy/store/config'
 import { startServer, type RunningServer } from '../../proxy/serve'
-import { createLogger, silentLogger } from '../../proxy/log'
+import { createLogger, type Logger, silentLogger } from '../../proxy/log'
 import type { AnyPlugin } from '../../plugins/instance'
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream'
 
@@ -66,13 +66,15 @@ export async function startProxy(
     home?: string
     /** Plugin objects listed by name in `config.plugins`, like built-ins (no module loading in jest). */
     plugins?: Readonly<Record<string, AnyPlugin>>
+    /** Where the server logs (a test that reads its log lines); default: silent unless debugging. */
+    log?: Logger
   } = {},
 ): Promise<Proxy> {
   const fake = opts.fake ?? (await startFakeUpstream())
   const home = opts.home ?? tempHome()
   const config = configFor(fake, opts.config)
   writeConfig(home, config)
-  let server = await startServer({ home, log: testLog(), port: 0, plugins: opts.plugins })
+  let server = await startServer({ home, log: opts.log ?? testLog(), port: 0, plugins: opts.plugins })
   const p: Proxy = {
     home,
     fake,
@@ -83,7 +85,7 @@ export async function startProxy(
     stop: () => server.close(),
     restart: async () => {
       await server.close()
-      server = await startServer({ home, log: testLog(), port: 0, plugins: opts.plugins })
+      server = await startServer({ home, log: opts.log ?? testLog(), port: 0, plugins: opts.plugins })
       p.server = server
       p.url = server.url
     },
