@@ -114,6 +114,16 @@ describe('casRef', () => {
     expect(await readRef(repo, ref)).toBe(root)
   })
 
+  it('makes the folders of a new ref, and makes them again after git pack-refs pruned them', async () => {
+    const ref = 'refs/heads/agents/deep/er'
+    await casRef(repo, ref, root, null)
+    git(gitdir, 'pack-refs', '--all')
+    expect(fs.existsSync(path.join(gitdir, 'refs/heads/agents/deep'))).toBe(false)
+    await casRef(repo, ref, other, root)
+    expect(git(gitdir, 'rev-parse', ref).trim()).toBe(other)
+    expect(fs.existsSync(path.join(gitdir, `${ref}.lock`))).toBe(false)
+  })
+
   it('waits for a lock that is released within its retries, then swaps', async () => {
     const ref = 'refs/heads/agents/w'
     await casRef(repo, ref, root, null)
