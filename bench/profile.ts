@@ -4,7 +4,7 @@
  * CPU per request split by thread (the server thread, and the others: commit worker, libuv pool,
  * V8 helpers, which Node 20 all names `node`; from /proc/<pid>/task) and, when strace is installed, system calls per request by name (`strace -c
  * -f` attached for the measured requests only). Run: `node -r ./scripts/register.js
- * bench/profile.ts [requests=500]` (`HOLDFAST_BENCH_ROOT=<dir>`: the holdfast built in another checkout).
+ * bench/profile.ts [requests=500] [lanes=1]` (`HOLDFAST_BENCH_ROOT=<dir>`: the holdfast built in another checkout).
  * Measures; asserts nothing. For self-time by function, run
  * `holdfast serve` with `--cpu-prof` (one profile per thread) and send the same load.
  */
@@ -16,6 +16,8 @@ import path from 'node:path'
 import { startBare, startFake, startHoldfast } from './procs'
 
 const N = Number(process.argv[2] ?? 500)
+/** Client lanes sending at once; through holdfast each lane is its own agent, as in `npm run bench`. */
+const C = Number(process.argv[3] ?? 1)
 const TICK_MS = 1000 / 100 // USER_HZ
 
 /** CPU ms of each thread of `pid`, by thread id, with its name. */
@@ -37,7 +39,7 @@ function threads(pid: number): Map<string, { name: string; ms: number }> {
   return out
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+const agent = new http.Agent({ keepAlive: true, maxSockets: C })
 function post(url: string, body: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -70,12 +72,22 @@ const body = (i: number): Buffer =>
     }),
   )
 
-async function measure(label: string, pid: number, url: string): Promise<string[]> {
-  for (let i = 0; i < 50; i++) await post(url, body(-i)) // warm
+/** Requests `from`…`from + N - 1` over C lanes; lane k sends to `url(k)`. */
+async function send(url: (lane: number) => string, from: number): Promise<void> {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: C }, async (_, lane) => {
+      while (next < N) await post(url(lane), body(from + next++))
+    }),
+  )
+}
+
+async function measure(label: string, pid: number, url: (lane: number) => string): Promise<string[]> {
+  for (let i = 0; i < 50; i++) await post(url(i % C), body(-i)) // warm
   await new Promise((r) => setTimeout(r, 1000))
   // CPU first, untraced (strace slows every system call); then the same requests traced.
   const before = threads(pid)
-  for (let i = 0; i < N; i++) await post(url, body(i))
+  await send(url, 0)
   await new Promise((r) => setTimeout(r, 500)) // the last commits land
   const after = threads(pid)
   // Not beside --cpu-prof: a traced system call is many times slower and would fill the profile.
@@ -86,7 +98,7 @@ async function measure(label: string, pid: number, url: string): Promise<string[
     : undefined
   if (tracer) {
     await new Promise((r) => setTimeout(r, 500))
-    for (let i = 0; i < N; i++) await post(url, body(N + i))
+    await send(url, N)
     await new Promise((r) => setTimeout(r, 500))
     tracer.kill('SIGINT')
     await new Promise((r) => tracer.once('exit', r))
@@ -140,15 +152,20 @@ async function main(): Promise<void> {
   )
   try {
     const out = [
-      `${N} sequential 10 KB JSON requests, ${new Date().toISOString().slice(0, 16)}Z, load ${os.loadavg()[0]?.toFixed(2)}`,
-      ...(await measure('bare forwarder', bare.child.pid as number, `${bare.url}/v1/messages`)),
-      ...(await measure('holdfast', hf.child.pid as number, `${hf.url}/w/profile/a/main/v1/messages`)),
+      `${N} 10 KB JSON requests over ${C} lane${C === 1 ? '' : 's'}, ${new Date().toISOString().slice(0, 16)}Z, load ${os.loadavg()[0]?.toFixed(2)}`,
+      ...(await measure('bare forwarder', bare.child.pid as number, () => `${bare.url}/v1/messages`)),
+      ...(await measure(
+        'holdfast',
+        hf.child.pid as number,
+        (lane) => `${hf.url}/w/profile/a/${C === 1 ? 'main' : `lane${lane}`}/v1/messages`,
+      )),
     ]
     process.stdout.write(out.join('\n') + '\n')
   } finally {
     for (const p of [hf, bare, fake]) p.child.kill('SIGTERM')
     agent.destroy()
-    await new Promise((r) => setTimeout(r, 300))
+    // A profiled holdfast writes one profile per thread as it exits.
+    await new Promise((r) => setTimeout(r, cpuProf ? 3000 : 300))
     fs.rmSync(home, { recursive: true, force: true })
   }
 }

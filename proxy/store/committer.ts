@@ -55,11 +55,15 @@ export class InlineCommitter implements Committer {
   async close(): Promise<void> {}
 }
 
-/** The worker's entry beside this file; from sources (tests, bench) through the swc require hook. */
-function workerEntry(): { file: string; execArgv: string[] } {
+/**
+ * The worker's entry beside this file; from sources (tests, bench) through the swc require hook.
+ * Built, it inherits the process's own flags (`--cpu-prof` then profiles the worker too; given
+ * explicitly, a V8 flag such as `--max-semi-space-size` would keep the worker from starting).
+ */
+function workerEntry(): { file: string; execArgv?: string[] } {
   const ext = path.extname(__filename)
   const file = path.join(__dirname, `commit-worker${ext}`)
-  if (ext !== '.ts') return { file, execArgv: [] }
+  if (ext !== '.ts') return { file }
   return { file, execArgv: ['-r', SOURCE_REGISTER] }
 }
 
