@@ -4,7 +4,7 @@
  * markdown: added latency (p50/p99), SSE time to first byte, throughput, CPU per request (all
  * threads and reaped children, commits included), the ratios the performance targets are stated
  * in, step cost at step 1 vs step 500, commit lag under load, and RSS idle, after a full run and
- * after a second one. Nothing here is asserted: the numbers go to docs/benchmarks.md with the
+ * after a second one (at once, and after 10 s idle). Every case runs once unmeasured first (warm-up). Nothing here is asserted: the numbers go to docs/benchmarks.md with the
  * command that made them. `-- --quick` runs a quarter of the requests; `HOLDFAST_BENCH_ROOT=<dir>`
  * benchmarks the holdfast built in another checkout (its `dist/`) beside the same fake and floor.
  */
@@ -66,8 +66,10 @@ function post(url: string, body: Buffer, retried = false): Promise<Timing> {
     )
     req.on('error', (err: NodeJS.ErrnoException) => {
       // A kept-alive socket the server closed as this request went out: the request never
-      // reached it (Node's documented retry case); once, then the error names the URL.
-      if (req.reusedSocket && err.code === 'ECONNRESET' && !retried) resolve(post(url, body, true))
+      // reached it (Node's documented retry case; a 1 MB body meets it as EPIPE); once, then the
+      // error names the URL.
+      const closed = err.code === 'ECONNRESET' || err.code === 'EPIPE'
+      if (req.reusedSocket && closed && !retried) resolve(post(url, body, true))
       else reject(new Error(`POST ${url}: ${err.message}`, { cause: err }))
     })
     req.end(body)
@@ -151,6 +153,18 @@ async function load(
   )
   const secs = (performance.now() - t0) / 1000
   return { p50: pct(totals, 50), p99: pct(totals, 99), ttfb50: pct(ttfbs, 50), rps: n / secs }
+}
+
+/**
+ * How long a process is left idle before its settled RSS is read: V8 gives back heap it grew under
+ * load only once allocation goes quiet (here ~6 s after the last request).
+ */
+const SETTLE_MS = 10_000
+
+/** RSS after SETTLE_MS with no requests, MB. */
+async function settledRss(pid: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, SETTLE_MS))
+  return rssMb(pid)
 }
 
 /** Wait until every step holdfast has numbered is committed; returns how long that took. */
@@ -322,9 +336,18 @@ async function main(): Promise<void> {
     for (const u of [fake.url, bare.url, `${hf.url}/w/bench/a/warm`])
       await post(`${u}/v1/messages`, body('anthropic', 10_000, false, `w${i}`))
   }
+  // Then every case once at a quarter of its requests through the floor and holdfast: V8 compiles
+  // the hot code of each path (undici, SSE, the commit worker) in its first few thousand requests,
+  // ≈ 1.5 s of CPU on its helper threads that a cold case would bill to its own requests.
+  for (const k of CASES) {
+    const make = (i: number): Buffer => body(k.dialect, k.bytes, k.stream, `warm-${i}`)
+    const n = Math.max(20, Math.round(k.n / 4))
+    await load(() => `${bare.url}${PATHS[k.dialect]}`, make, n, k.c)
+    await load((lane) => `${hf.url}/w/bench/a/warm-${k.dialect}-${lane}${PATHS[k.dialect]}`, make, n, k.c)
+  }
   await committed(hf.url)
-  await new Promise((r) => setTimeout(r, 500))
-  const idleWarm = rssMb(hf.pid)
+  process.stderr.write(`done: warm-up (load ${load1()})\n`)
+  const idleWarm = await settledRss(hf.pid)
   const loadBefore = load1()
 
   const results: Measured[] = []
@@ -333,6 +356,7 @@ async function main(): Promise<void> {
     process.stderr.write(`done: ${k.name} c=${k.c} (load ${load1()})\n`)
   }
   const rssAfterFirst = rssMb(hf.pid)
+  const rssFirstSettled = await settledRss(hf.pid)
 
   // Step cost as the agent's history grows: constant 10 KB requests over 500 steps (the count
   // grows, nothing else), and a conversation whose request grows by ~4 KB a step.
@@ -344,9 +368,9 @@ async function main(): Promise<void> {
 
   // A second full run of the cases (new agents): RSS must stay flat.
   for (const k of CASES) await measure(k, fake, bare, hf, `again-${k.dialect}-${k.bytes}-${k.stream}-${k.c}`)
-  await new Promise((r) => setTimeout(r, 3000))
   const rssAfterSecond = rssMb(hf.pid)
   const peak = rssMb(hf.pid, 'VmHWM')
+  const rssSecondSettled = await settledRss(hf.pid)
   const heaps = await get<{
     memory_mb: Record<string, number> & { commit_worker: Record<string, number> | null }
     previous_cache?: { bytes: number }
@@ -425,7 +449,7 @@ async function main(): Promise<void> {
     row('constant ~10 KB requests', constant),
     row('a conversation growing ~4 KB a step', growing),
     '',
-    `Memory (RSS): ${f(idleStart)} MB idle after start, ${f(idleWarm)} MB idle after warm-up, ${f(rssAfterFirst)} MB after the cases, ${f(rssAfterSecond)} MB after a second run of them; peak ${f(peak)} MB. Packs of the workspace at the end: ${f(repoMb)} MB.`,
+    `Memory (RSS): ${f(idleStart)} MB idle after start, ${f(idleWarm)} MB idle after warm-up; after the cases ${f(rssAfterFirst)} MB at once and ${f(rssFirstSettled)} MB after ${SETTLE_MS / 1000} s idle; after a second run of them ${f(rssAfterSecond)} MB at once and ${f(rssSecondSettled)} MB after ${SETTLE_MS / 1000} s idle; peak ${f(peak)} MB. Packs of the workspace at the end: ${f(repoMb)} MB.`,
     '',
     `Where it is after the second run (MB): server thread heap ${f(heaps.memory_mb.heapUsed ?? NaN)} used of ${f(heaps.memory_mb.heapTotal ?? NaN)}, external ${f(heaps.memory_mb.external ?? NaN)}; commit worker heap ${f(heaps.memory_mb.commit_worker?.heapUsed ?? NaN)} used of ${f(heaps.memory_mb.commit_worker?.heapTotal ?? NaN)}, external ${f(heaps.memory_mb.commit_worker?.external ?? NaN)}; previous-request cache ${f((heaps.previous_cache?.bytes ?? 0) / 1048576)}.`,
     '',

@@ -81,58 +81,44 @@ function entryHeader(type: ObjectType, size: number): Buffer {
   return Buffer.from(bytes)
 }
 
-/** Below this size a blob or commit is stored in its zlib stream, not compressed: there is little to gain. */
+/** Below this size an object is stored in its zlib stream, not compressed: there is little to gain. */
 const STORE_BELOW = 512
 
 /**
- * An object's zlib stream (RFC 1950). Trees (mostly 20-byte ids, which do not compress: a 30 KB
- * `steps/<agent>` tree shrank by 0.03 % at level 1 and took 6× a stored copy's time) and small
- * objects are stored: a header, uncompressed blocks and the Adler-32, made here without setting up
- * a compressor. Others are deflated at level 1 with a window and hash sized to the object (a stream
- * declares its window and any inflater reads it), so a 2 KB meta does not pay for 256 KB of
- * deflate state. https://www.rfc-editor.org/rfc/rfc1950 https://www.rfc-editor.org/rfc/rfc1951#section-3.2.4
+ * An object's zlib stream (RFC 1950). Small objects are stored: a header, one uncompressed block
+ * and the Adler-32, made here without setting up a compressor. Others go through zlib with a
+ * window and hash sized to the object (a stream declares its window and any inflater reads it), so
+ * a 2 KB meta does not pay for 256 KB of deflate state: blobs and commits deflated at level 1,
+ * trees at level 0 (stored blocks): a tree is mostly 20-byte object ids, which do not compress — a
+ * 30 KB `steps/<agent>` tree shrank by 0.03 % at level 1 and took 6× as long as storing it.
+ * https://www.rfc-editor.org/rfc/rfc1950 https://www.rfc-editor.org/rfc/rfc1951#section-3.2.4
  */
 function deflate(type: ObjectType, body: Buffer): Buffer {
-  if (type === 'tree' || body.length < STORE_BELOW) return stored(body)
+  if (body.length < STORE_BELOW) return stored(body)
   const windowBits = Math.max(9, Math.min(15, Math.ceil(Math.log2(body.length + 262))))
-  return zlib.deflateSync(body, { level: 1, windowBits, memLevel: Math.max(1, windowBits - 7) })
+  const level = type === 'tree' ? 0 : 1
+  return zlib.deflateSync(body, { level, windowBits, memLevel: Math.max(1, windowBits - 7) })
 }
 
-/** A stored block holds at most this many bytes. */
-const BLOCK = 65_535
-
-/** A zlib stream holding `body` in stored blocks (RFC 1951 §3.2.4), the last one marked final. */
+/** A zlib stream holding `body` in one stored block (at most 65 535 bytes). */
 function stored(body: Buffer): Buffer {
-  const blocks = Math.max(1, Math.ceil(body.length / BLOCK))
-  const out = Buffer.allocUnsafe(2 + 5 * blocks + body.length + 4)
+  const out = Buffer.allocUnsafe(2 + 5 + body.length + 4)
   out[0] = 0x78 // deflate, 32 KB window
   out[1] = 0x01 // no dictionary, fastest; (0x78 << 8 | 0x01) % 31 === 0
-  let at = 2
-  for (let b = 0; b < blocks; b++) {
-    const start = b * BLOCK
-    const len = Math.min(BLOCK, body.length - start)
-    out[at] = b === blocks - 1 ? 0x01 : 0x00 // BFINAL on the last, BTYPE 00 (stored)
-    out.writeUInt16LE(len, at + 1)
-    out.writeUInt16LE(~len & 0xffff, at + 3)
-    body.copy(out, at + 5, start, start + len)
-    at += 5 + len
-  }
-  out.writeUInt32BE(adler32(body), at)
+  out[2] = 0x01 // BFINAL, BTYPE 00 (stored)
+  out.writeUInt16LE(body.length, 3)
+  out.writeUInt16LE(~body.length & 0xffff, 5)
+  body.copy(out, 7)
+  out.writeUInt32BE(adler32(body), 7 + body.length)
   return out
 }
 
-/** Adler-32, reduced modulo 65 521 once per 5 552 bytes as zlib does (a byte at a time, a % per byte took 3×). */
 function adler32(b: Buffer): number {
   let a = 1
   let s = 0
-  for (let start = 0; start < b.length; start += 5552) {
-    const end = Math.min(b.length, start + 5552)
-    for (let i = start; i < end; i++) {
-      a += b[i] as number
-      s += a
-    }
-    a %= 65521
-    s %= 65521
+  for (let i = 0; i < b.length; i++) {
+    a = (a + (b[i] as number)) % 65521
+    s = (s + a) % 65521
   }
   return ((s << 16) | a) >>> 0
 }
