@@ -85,22 +85,39 @@ export function answerBytes(a: AnswerBytes): Buffer {
   return Buffer.from(a.bytes.buffer, a.bytes.byteOffset, a.bytes.byteLength)
 }
 
-/** The send half and the HEAD of a step, read from the journal where the job does not carry them. */
-function journaled(job: FinishJob): { sent: StepMeta; head: ResponseHead | undefined } {
+/**
+ * The send half and the HEAD of a step, read from the journal where the job does not carry them,
+ * and the answer's bytes: what the journal holds is read through one descriptor.
+ */
+function journaled(
+  job: FinishJob,
+  answer: AnswerBytes | null,
+): { sent: StepMeta; head: ResponseHead | undefined; raw: Buffer | null } {
   const p = job.place
+  const wantMeta = !job.meta && p !== undefined
+  const wantHead = p?.head !== undefined && !job.answered.headers
+  const inFile = answer !== null && 'file' in answer && answer.file === p?.file
   const want = [
-    ...(job.meta || !p ? [] : [[p.meta]]),
-    ...(p?.head && !job.answered.headers ? [[p.head]] : []),
+    ...(wantMeta ? [[p.meta]] : []),
+    ...(wantHead && p.head ? [[p.head]] : []),
+    ...(inFile ? [answer.extents] : []),
   ]
   const read = p && want.length > 0 ? readEach(p.file, want) : []
   const sent = job.meta ?? (JSON.parse((read.shift() as Buffer).toString('utf8')) as StepMeta)
-  const headBytes = read.shift()
-  return { sent, head: headBytes ? (JSON.parse(headBytes.toString('utf8')) as ResponseHead) : undefined }
+  const headBytes = wantHead ? read.shift() : undefined
+  const raw = inFile ? (read.shift() as Buffer) : answer ? answerBytes(answer) : null
+  return { sent, head: headBytes ? (JSON.parse(headBytes.toString('utf8')) as ResponseHead) : undefined, raw }
 }
 
 /** Complete the meta from the answer. */
 export function finishStep(job: FinishJob): Finished {
-  const { sent, head } = journaled(job)
+  const answer =
+    job.answer !== undefined
+      ? job.answer
+      : job.place && job.place.chunks.length > 0
+        ? { file: job.place.file, extents: job.place.chunks }
+        : null
+  const { sent, head, raw } = journaled(job, answer)
   const headers = job.answered.headers ?? head?.headers ?? {}
   const a: Answered = { ...job.answered, headers, ...(head ? { endedAt: head.ended_at } : {}) }
   const answered = answeredMeta(sent, a)
@@ -108,13 +125,6 @@ export function finishStep(job: FinishJob): Finished {
   const encoding = headerText(headers['content-encoding'])
   const sse = type.includes('text/event-stream')
   const file: ResponseFile = sse ? 'response.sse' : type.includes('json') ? 'response.json' : 'response.txt'
-  const answer =
-    job.answer !== undefined
-      ? job.answer
-      : job.place && job.place.chunks.length > 0
-        ? { file: job.place.file, extents: job.place.chunks }
-        : null
-  const raw = answer ? answerBytes(answer) : null
   let decoded = raw
   let decodeError: string | undefined
   if (raw) {
