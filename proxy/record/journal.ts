@@ -21,6 +21,11 @@ export type { StepMeta }
 export const FRAME = { SEND: 1, SENT: 2, CHUNK: 3, HEAD: 4 } as const
 type FrameType = (typeof FRAME)[keyof typeof FRAME]
 const HEADER_BYTES = 16
+interface Frame {
+  type: FrameType
+  step: number
+  payload: readonly Buffer[]
+}
 const VERSION = 1
 /** A file past this size takes no new step (its steps' later frames still go to it). */
 export const SEGMENT_BYTES = 8 * 1024 * 1024
@@ -132,17 +137,25 @@ export class AgentJournal {
     }))
   }
 
-  private append(seg: Segment, type: FrameType, step: number, payload: Buffer[]): number {
+  /** Append `frames` in one write; returns where each one's payload starts. */
+  private append(seg: Segment, frames: readonly Frame[]): number[] {
     const fd = this.files.fd(seg.file)
-    const parts = [header(type, step, payload), ...payload]
-    const offset = seg.size + HEADER_BYTES
-    const want = parts.reduce((n, p) => n + p.length, 0)
+    const parts: Buffer[] = []
+    const offsets: number[] = []
+    let at = seg.size
+    for (const f of frames) {
+      const h = header(f.type, f.step, f.payload)
+      offsets.push(at + HEADER_BYTES)
+      at += HEADER_BYTES + h.readUInt32LE(8)
+      parts.push(h, ...f.payload)
+    }
+    const want = at - seg.size
     const wrote = fs.writevSync(fd, parts)
     // A short write leaves a torn frame: readers stop there, and so must we.
     if (wrote !== want) throw new Error(`the journal took ${wrote} of ${want} bytes in ${seg.file}`)
     seg.size += wrote
-    if (this.fsync && (type === FRAME.SEND || type === FRAME.HEAD)) fs.fdatasyncSync(fd)
-    return offset
+    if (this.fsync && frames.some((f) => f.type === FRAME.SEND || f.type === FRAME.HEAD)) fs.fdatasyncSync(fd)
+    return offsets
   }
 
   /**
@@ -162,7 +175,9 @@ export class AgentJournal {
     const metaBytes = Buffer.from(JSON.stringify(meta))
     const len = Buffer.allocUnsafe(4)
     len.writeUInt32LE(metaBytes.length, 0)
-    const at = this.append(seg, FRAME.SEND, n, [len, metaBytes, request])
+    const [at] = this.append(seg, [{ type: FRAME.SEND, step: n, payload: [len, metaBytes, request] }]) as [
+      number,
+    ]
     seg.last = Math.max(seg.last, n)
     const place: StepPlace = {
       file: seg.file,
@@ -174,8 +189,8 @@ export class AgentJournal {
   }
 
   /** @internal for JournalEntry */
-  write(seg: Segment, type: FrameType, n: number, payload: Buffer[]): number {
-    return this.append(seg, type, n, payload)
+  write(seg: Segment, frames: readonly Frame[]): number[] {
+    return this.append(seg, frames)
   }
 
   /** Every step up to `n` is committed: remove the files that hold only such steps (never the newest). */
@@ -207,20 +222,34 @@ export class JournalEntry {
 
   /** Just before the request goes upstream: a step without this frame was never sent. */
   sent(): void {
-    this.journal.write(this.seg, FRAME.SENT, this.n, [])
+    this.journal.write(this.seg, [{ type: FRAME.SENT, step: this.n, payload: [] }])
   }
 
-  chunk(bytes: Buffer): void {
-    const offset = this.journal.write(this.seg, FRAME.CHUNK, this.n, [bytes])
-    this.place.chunks.push({ offset, length: bytes.length })
+  /**
+   * A piece of the answer; with `head`, the answer is whole with it, and its HEAD goes in the same
+   * write (a JSON answer of declared length is usually one piece: one write instead of two).
+   */
+  chunk(bytes: Buffer, head?: Omit<ResponseHead, 'bytes'>): void {
     this.bytes += bytes.length
+    const frames: Frame[] = [{ type: FRAME.CHUNK, step: this.n, payload: [bytes] }]
+    const headBytes = head && this.headBytes(head)
+    if (headBytes) frames.push({ type: FRAME.HEAD, step: this.n, payload: [headBytes] })
+    const [offset, headAt] = this.journal.write(this.seg, frames) as [number, number?]
+    this.place.chunks.push({ offset, length: bytes.length })
+    if (headBytes && headAt !== undefined) this.place.head = { offset: headAt, length: headBytes.length }
   }
 
   /** The answer is whole: say so (flushed when asked) before the end reaches the client. */
   head(h: Omit<ResponseHead, 'bytes'>): void {
-    const bytes = Buffer.from(JSON.stringify({ ...h, bytes: this.bytes }))
-    const offset = this.journal.write(this.seg, FRAME.HEAD, this.n, [bytes])
+    const bytes = this.headBytes(h)
+    const [offset] = this.journal.write(this.seg, [{ type: FRAME.HEAD, step: this.n, payload: [bytes] }]) as [
+      number,
+    ]
     this.place.head = { offset, length: bytes.length }
+  }
+
+  private headBytes(h: Omit<ResponseHead, 'bytes'>): Buffer {
+    return Buffer.from(JSON.stringify({ ...h, bytes: this.bytes }))
   }
 }
 

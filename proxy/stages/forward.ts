@@ -10,6 +10,7 @@ import { once } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import { HoldfastError } from '../core/errors'
 import type { Outcome } from '../record'
+import type { ResponseHead } from '../record/journal'
 import type { ServerContext } from '../context'
 import { forwardHeaders, responseHeaders } from '../upstream'
 import { sendError } from '../respond'
@@ -124,28 +125,37 @@ export async function forward(
       const t = up.trailers as Record<string, string> | undefined
       return t && Object.keys(t).length > 0 ? t : undefined
     }
+    const head = (): Omit<ResponseHead, 'bytes'> => {
+      const trailers = trailersOf()
+      return {
+        status: up.statusCode,
+        headers: up.headers,
+        ...(trailers ? { trailers } : {}),
+        ttfb_ms: result.ttfbMs === null ? null : round(result.ttfbMs),
+        total_ms: round(performance.now() - t0),
+        ended_at: new Date().toISOString(),
+      }
+    }
     const complete = (): void => {
       if (!tee || completed) return
       completed = true
-      const trailers = trailersOf()
       teeing(() => {
-        tee?.head({
-          status: up.statusCode,
-          headers: up.headers,
-          ...(trailers ? { trailers } : {}),
-          ttfb_ms: result.ttfbMs === null ? null : round(result.ttfbMs),
-          total_ms: round(performance.now() - t0),
-          ended_at: new Date().toISOString(),
-        })
+        tee?.head(head())
         result.streamed = true
       })
     }
     for await (const chunk of up.body as AsyncIterable<Buffer>) {
       result.ttfbMs ??= performance.now() - t0
       chunks.push(chunk)
-      if (tee) teeing(() => tee?.chunk(chunk))
       delivered += chunk.length
-      if (length !== undefined && delivered >= length) complete()
+      // The piece that completes a declared length goes in with the HEAD, in one write.
+      const last = length !== undefined && delivered >= length && !completed
+      if (tee)
+        teeing(() => {
+          tee?.chunk(chunk, last ? head() : undefined)
+          if (last) result.streamed = true
+        })
+      if (last) completed = true
       if (!res.write(chunk)) await once(res, 'drain', { signal: ac.signal })
     }
     complete()
