@@ -67,6 +67,13 @@ function workerEntry(): { file: string; execArgv?: string[] } {
   return { file, execArgv: ['-r', SOURCE_REGISTER] }
 }
 
+/**
+ * The worker's young generation is capped: what it allocates (a step's files, its objects, a pack)
+ * dies within a batch, and V8's default let it grow to a 50 MB heap holding 12 MB, for no CPU
+ * saved (bench/profile.ts at 1 and 32 lanes, with and without the cap, within noise).
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 }
+
 type Answer = string | FinishSummary | WorkerMemory | undefined
 
 export class WorkerCommitter implements Committer {
@@ -77,7 +84,7 @@ export class WorkerCommitter implements Committer {
   private ensure(): Worker {
     if (this.worker) return this.worker
     const { file, execArgv } = workerEntry()
-    const worker = new Worker(file, { execArgv })
+    const worker = new Worker(file, { execArgv, resourceLimits: WORKER_LIMITS })
     worker.on('message', (m: CommitReply) => {
       const p = this.pending.get(m.id)
       if (!p) return
