@@ -82,13 +82,29 @@ async function send(url: (lane: number) => string, from: number): Promise<void> 
   )
 }
 
-async function measure(label: string, pid: number, url: (lane: number) => string): Promise<string[]> {
+/** Until holdfast at `base` has committed every step it numbered (health), so its CPU counts all of them. */
+async function landed(base: string): Promise<void> {
+  for (;;) {
+    const res = await fetch(`${base}/_holdfast/health`)
+    const h = (await res.json()) as { agents: { next_step: number; committed: number }[] }
+    if (h.agents.every((a) => a.committed === a.next_step - 1)) return
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+async function measure(
+  label: string,
+  pid: number,
+  url: (lane: number) => string,
+  settle: () => Promise<void> = async () => undefined,
+): Promise<string[]> {
   for (let i = 0; i < 50; i++) await post(url(i % C), body(-i)) // warm
   await new Promise((r) => setTimeout(r, 1000))
   // CPU first, untraced (strace slows every system call); then the same requests traced.
   const before = threads(pid)
   await send(url, 0)
-  await new Promise((r) => setTimeout(r, 500)) // the last commits land
+  await settle()
+  await new Promise((r) => setTimeout(r, 500))
   const after = threads(pid)
   // Not beside --cpu-prof: a traced system call is many times slower and would fill the profile.
   const strace = !process.env.HOLDFAST_PROFILE_CPU && spawnSync('which', ['strace']).status === 0
@@ -99,6 +115,7 @@ async function measure(label: string, pid: number, url: (lane: number) => string
   if (tracer) {
     await new Promise((r) => setTimeout(r, 500))
     await send(url, N)
+    await settle()
     await new Promise((r) => setTimeout(r, 500))
     tracer.kill('SIGINT')
     await new Promise((r) => tracer.once('exit', r))
@@ -158,6 +175,7 @@ async function main(): Promise<void> {
         'holdfast',
         hf.child.pid as number,
         (lane) => `${hf.url}/w/profile/a/${C === 1 ? 'main' : `lane${lane}`}/v1/messages`,
+        () => landed(hf.url),
       )),
     ]
     process.stdout.write(out.join('\n') + '\n')
