@@ -16,9 +16,19 @@ export interface GitObject {
   type: ObjectType
   body: Buffer
   oid: string
+  /**
+   * How this object differs from another one: `base`'s first `prefix` bytes, then `insert`, then
+   * `base`'s bytes after `prefix + skip`. When `base` is written earlier in the same pack, this
+   * object is written as a delta against it (a tree with one entry added is a few dozen bytes).
+   */
+  edit?: { base: GitObject; prefix: number; skip: number; insert: Buffer }
 }
 
 const TYPE_CODE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 }
+/** The pack entry type of a delta whose base is named by its offset in the same pack. */
+const OFS_DELTA = 6
+/** Longest chain of deltas written (a reader applies them all to get the object back). */
+const MAX_DELTA_DEPTH = 16
 
 /** An object and its id: SHA-1 of `<type> <size>\0<body>`. */
 export function gitObject(type: ObjectType, body: Buffer): GitObject {
@@ -68,9 +78,9 @@ export function commitBody(
 }
 
 /** The pack entry header: type and size, size in 4 + 7·n bits, little-endian groups. */
-function entryHeader(type: ObjectType, size: number): Buffer {
+function entryHeader(type: number, size: number): Buffer {
   const bytes: number[] = []
-  let byte = (TYPE_CODE[type] << 4) | (size & 0x0f)
+  let byte = (type << 4) | (size & 0x0f)
   let rest = Math.floor(size / 16)
   while (rest > 0) {
     bytes.push(byte | 0x80)
@@ -123,6 +133,73 @@ function adler32(b: Buffer): number {
   return ((s << 16) | a) >>> 0
 }
 
+/** A size in a delta's header: 7 bits a byte, least significant first. */
+function deltaSize(n: number): number[] {
+  const out: number[] = []
+  do {
+    let byte = n & 0x7f
+    n = Math.floor(n / 128)
+    if (n > 0) byte |= 0x80
+    out.push(byte)
+  } while (n > 0)
+  return out
+}
+
+/** Delta instructions copying `size` bytes of the base from `offset` (at most 0xffffff a copy). */
+function copyOps(offset: number, size: number): number[] {
+  const out: number[] = []
+  while (size > 0) {
+    const n = Math.min(size, 0xffffff)
+    const op = out.length
+    out.push(0x80)
+    for (let i = 0; i < 4; i++) {
+      const b = Math.floor(offset / 2 ** (8 * i)) & 0xff
+      if (b !== 0) {
+        out[op] = (out[op] as number) | (1 << i)
+        out.push(b)
+      }
+    }
+    for (let i = 0; i < 3; i++) {
+      const b = (n >> (8 * i)) & 0xff
+      if (b !== 0) {
+        out[op] = (out[op] as number) | (0x10 << i)
+        out.push(b)
+      }
+    }
+    offset += n
+    size -= n
+  }
+  return out
+}
+
+/**
+ * A git delta (https://git-scm.com/docs/pack-format#_deltified_representation) making `o` from
+ * its edit's base: copy the prefix, insert the new bytes (at most 127 an instruction), copy the rest.
+ */
+function delta(o: GitObject & { edit: NonNullable<GitObject['edit']> }): Buffer {
+  const { base, prefix, skip, insert } = o.edit
+  const head = [...deltaSize(base.body.length), ...deltaSize(o.body.length), ...copyOps(0, prefix)]
+  const parts: Buffer[] = [Buffer.from(head)]
+  for (let at = 0; at < insert.length; at += 127) {
+    const piece = insert.subarray(at, at + 127)
+    parts.push(Buffer.from([piece.length]), piece)
+  }
+  parts.push(Buffer.from(copyOps(prefix + skip, base.body.length - prefix - skip)))
+  return Buffer.concat(parts)
+}
+
+/** The distance back to a delta's base, as OFS_DELTA writes it (7 bits a byte, most significant first, +1 per continuation). */
+function baseDistance(n: number): Buffer {
+  const bytes = [n & 0x7f]
+  n = Math.floor(n / 128)
+  while (n > 0) {
+    n -= 1
+    bytes.unshift(0x80 | (n & 0x7f))
+    n = Math.floor(n / 128)
+  }
+  return Buffer.from(bytes)
+}
+
 /** Pack directories known to exist (created once per process). */
 const packDirs = new Set<string>()
 
@@ -145,9 +222,27 @@ export function writePack(gitdir: string, objects: readonly GitObject[]): string
   for (const p of parts) sum.update(p)
   let offset = 12
   const entries: { oid: string; offset: number; crc: number }[] = []
+  /** Where each object written so far starts, and how many deltas deep it is. */
+  const written = new Map<string, { offset: number; depth: number }>()
   for (const o of unique) {
-    const header = entryHeader(o.type, o.body.length)
-    const data = deflate(o.type, o.body)
+    const base = o.edit && written.get(o.edit.base.oid)
+    let header: Buffer
+    let data: Buffer
+    let depth = 0
+    const fits =
+      o.edit !== undefined &&
+      o.edit.prefix + o.edit.skip <= o.edit.base.body.length &&
+      o.body.length === o.edit.base.body.length - o.edit.skip + o.edit.insert.length
+    if (o.edit && base && fits && base.depth < MAX_DELTA_DEPTH) {
+      const d = delta(o as GitObject & { edit: NonNullable<GitObject['edit']> })
+      header = Buffer.concat([entryHeader(OFS_DELTA, d.length), baseDistance(offset - base.offset)])
+      data = deflate('blob', d)
+      depth = base.depth + 1
+    } else {
+      header = entryHeader(TYPE_CODE[o.type], o.body.length)
+      data = deflate(o.type, o.body)
+    }
+    written.set(o.oid, { offset, depth })
     entries.push({ oid: o.oid, offset, crc: zlib.crc32(data, zlib.crc32(header)) })
     parts.push(header, data)
     sum.update(header).update(data)

@@ -4,8 +4,9 @@
  * by compare-and-swap. Invariant: an agent's steps are committed in the order given (the caller
  * gives them in step order), each on top of the previous; only the trees on the changed path are
  * rewritten, and the agent's own `steps/<agent>` tree (one entry per step) is kept serialized per
- * tip, so a step costs the same at step 5 000 as at step 5 (an insert, not a rebuild). An empty
- * batch writes nothing.
+ * tip, so a step adds an entry instead of rebuilding the directory; within a batch each agent tree
+ * after the first is written as a delta on the one before (its id is still hashed over the whole
+ * tree). An empty batch writes nothing.
  */
 import { formatStep } from '../core/naming'
 import { commitTree, getTree } from './git-read'
@@ -46,6 +47,8 @@ class SortedTree {
   private constructor(
     private readonly keys: string[],
     private readonly lines: Buffer[],
+    /** How this tree's body differs from the tree it was made from by `setTree` (bytes). */
+    readonly edit?: { prefix: number; skip: number; insert: Buffer },
   ) {}
 
   static of(entries: readonly TreeEntry[]): SortedTree {
@@ -71,12 +74,16 @@ class SortedTree {
     const keys = this.keys.slice()
     const lines = this.lines.slice()
     const l = line({ mode: '040000', path: name, oid, type: 'tree' })
-    if (keys[lo] === key) lines[lo] = l
+    let prefix = 0
+    for (let i = 0; i < lo; i++) prefix += (lines[i] as Buffer).length
+    const replaced = keys[lo] === key
+    const skip = replaced ? (lines[lo] as Buffer).length : 0
+    if (replaced) lines[lo] = l
     else {
       keys.splice(lo, 0, key)
       lines.splice(lo, 0, l)
     }
-    return new SortedTree(keys, lines)
+    return new SortedTree(keys, lines, { prefix, skip, insert: l })
   }
 
   body(): Buffer {
@@ -129,6 +136,9 @@ async function buildAgent(
     if (entries) repo.trees.set(o.oid, entries)
     return o.oid
   }
+  // The agent's tree of the previous step in this batch: the next one is written as a delta on it
+  // (one entry added), so a long agent's commit does not write its whole steps directory again.
+  let previousDir: GitObject | undefined
   for (const s of steps) {
     if (!s.files['request.json']) throw new Error(`step ${formatStep(s.n)} of ${agent} has no request.json`)
     const files: TreeEntry[] = Object.entries(s.files).map(([name, bytes]) => ({
@@ -140,6 +150,8 @@ async function buildAgent(
     const stepTree = put(gitObject('tree', treeBody(files)), files)
     agentDir = agentDir.setTree(formatStep(s.n), stepTree)
     const agentObj = gitObject('tree', agentDir.body())
+    if (previousDir && agentDir.edit) agentObj.edit = { base: previousDir, ...agentDir.edit }
+    previousDir = agentObj
     put(agentObj)
     agentTrees.get(repo)?.set(agentObj.oid, agentDir)
     stepsDir = withTree(stepsDir, agent, agentObj.oid)

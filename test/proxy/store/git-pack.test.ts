@@ -3,12 +3,22 @@
  * Covers: object ids equal `git hash-object`, tree bodies sort and write modes as `git mktree`,
  * commit bodies are what git would store, and a pack (small stored objects, deflated large ones,
  * every size boundary of the entry header, duplicates) is read by `git cat-file`, verified by
- * `git verify-pack` and fsck-clean, read-only, with nothing left behind and nothing for an empty batch.
+ * `git verify-pack` and fsck-clean, read-only, with nothing left behind and nothing for an empty batch;
+ * trees are stored, and an object that edits an earlier one in the pack is written as a delta.
  */
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { commitBody, gitObject, treeBody, type TreeItem, writePack } from '../../../proxy/store/git-pack'
+import {
+  commitBody,
+  type GitObject,
+  gitObject,
+  treeBody,
+  type TreeItem,
+  writePack,
+} from '../../../proxy/store/git-pack'
+import { getTree } from '../../../proxy/store/git-read'
+import { Lru, openRepo, type TreeEntry } from '../../../proxy/store/git-repo'
 import { git, gitBytes, packFiles, tempDir, tempLeftovers } from './git.support'
 
 let dir: string
@@ -128,6 +138,53 @@ describe('writePack', () => {
     const idx = path.join(gitdir, 'objects', 'pack', `${name}.idx`)
     expect(git(gitdir, 'verify-pack', idx)).toBe('')
     for (const t of trees) expect(gitBytes(gitdir, ['cat-file', 'tree', t.oid]).equals(t.body)).toBe(true)
+  })
+
+  it('writes an object that edits an earlier one in the pack as a delta git resolves to its exact bytes', async () => {
+    // A base past 64 KB (copy offsets and sizes over two bytes), then edits chained on it: an entry
+    // added at the end, one in the middle, one replaced; and an edit of an object not in the pack,
+    // which is written whole.
+    const entries: TreeItem[] = Array.from({ length: 3000 }, (_, i) => ({
+      mode: '040000',
+      path: String(i * 2).padStart(5, '0'),
+      oid: randomBytes(20).toString('hex'),
+      type: 'tree',
+    }))
+    const lineOf = (e: TreeItem): Buffer => treeBody([e])
+    const edited = (base: GitObject, items: TreeItem[], changed: TreeItem, replaced: boolean): GitObject => {
+      const sorted = [...items].sort((a, b) => (a.path < b.path ? -1 : 1))
+      const at = sorted.findIndex((e) => e.path === changed.path)
+      const prefix = treeBody(sorted.slice(0, at)).length
+      const o = gitObject('tree', treeBody(sorted))
+      const skip = replaced ? lineOf(changed).length : 0
+      o.edit = { base, prefix, skip, insert: lineOf(changed) }
+      return o
+    }
+    const base = gitObject('tree', treeBody(entries))
+    const end = { mode: '040000', path: '99999', oid: randomBytes(20).toString('hex'), type: 'tree' }
+    const v1 = edited(base, [...entries, end], end, false)
+    const middle = { mode: '040000', path: '03001', oid: randomBytes(20).toString('hex'), type: 'tree' }
+    const v2 = edited(v1, [...entries, end, middle], middle, false)
+    const swap = { ...(entries[10] as TreeItem), oid: randomBytes(20).toString('hex') }
+    const v3 = edited(v2, [...entries.filter((_, i) => i !== 10), end, middle, swap], swap, true)
+    const elsewhere = gitObject('tree', treeBody([end]))
+    const outside = edited(elsewhere, [end, middle], middle, false)
+    const name = writePack(gitdir, [base, v1, v2, v3, outside]) as string
+    const idx = path.join(gitdir, 'objects', 'pack', `${name}.idx`)
+
+    const verbose = git(gitdir, 'verify-pack', '-v', idx)
+    for (const o of [v1, v2, v3])
+      expect(verbose).toMatch(new RegExp(`^${o.oid} tree .* ${o.edit?.base.oid}$`, 'm'))
+    expect(verbose).toMatch(new RegExp(`^${outside.oid} tree +\\d+ \\d+ \\d+$`, 'm'))
+    const pack = fs.statSync(path.join(gitdir, 'objects', 'pack', `${name}.pack`)).size
+    expect(pack).toBeLessThan(base.body.length + 2000) // three more trees of ~93 KB each: a few bytes each
+    for (const o of [base, v1, v2, v3, outside])
+      expect(gitBytes(gitdir, ['cat-file', 'tree', o.oid]).equals(o.body)).toBe(true)
+    // holdfast's own reader (isomorphic-git) resolves them too, from the pack.
+    const repo = { ...openRepo(gitdir), cache: {}, trees: new Lru<readonly TreeEntry[]>(8) }
+    expect((await getTree(repo, v3.oid)).map((e) => e.path)).toEqual(
+      [...entries.filter((_, i) => i !== 10), end, middle, swap].map((e) => e.path).sort(),
+    )
   })
 
   it('stores each object once however often it is given, and names the pack by its contents', () => {

@@ -1,12 +1,15 @@
 /**
  * Step commits as the server makes them (store/step-commits): steps written as one pack, each its
  * own commit, refs moved by compare-and-swap; what the branch inherits keeps its modes; the
- * agent's own tree keeps git's order as it grows past step 999.
+ * agent's own tree keeps git's order as it grows past step 999, and a batch's agent trees after
+ * the first are deltas that git and holdfast's reader resolve.
  */
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { listDir } from '../../../proxy/store/git-read'
 import { casRef, readRef } from '../../../proxy/store/git-refs'
+import { Lru, type TreeEntry } from '../../../proxy/store/git-repo'
 import { commitSteps } from '../../../proxy/store/step-commits'
 import { Workspace } from '../../../proxy/store/workspace'
 import { tempHome } from '../../support/harness'
@@ -104,6 +107,41 @@ describe('step commits', () => {
       'theirs',
       'step 001: m [a]',
     ])
+  })
+
+  it('writes a batch’s agent trees after the first as deltas at most 16 deep, and holdfast and git read each', async () => {
+    await commitSteps(ws.repo, [step('a', 1, '{"n":1}')])
+    const { oids } = await commitSteps(
+      ws.repo,
+      Array.from({ length: 40 }, (_, i) => step('a', i + 2, `{"n":${i + 2}}`)),
+    )
+    const packDir = path.join(ws.repo.gitdir, 'objects', 'pack')
+    const newest = fs
+      .readdirSync(packDir)
+      .filter((f) => f.endsWith('.idx'))
+      .map((f) => path.join(packDir, f))
+      .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0] as string
+    const chains = [
+      ...git(ws.repo.gitdir, 'verify-pack', '-v', newest).matchAll(/^chain length = (\d+): (\d+)/gm),
+    ]
+    const deltas = chains.reduce((n, m) => n + Number(m[2]), 0)
+    expect(deltas).toBeGreaterThanOrEqual(39 - 2) // every agent tree but the batch's first, less two full at the depth cap
+    expect(Math.max(...chains.map((m) => Number(m[1])))).toBeLessThanOrEqual(16)
+    git(ws.repo.gitdir, 'fsck', '--strict')
+    // A reader with no cache of what was written resolves each commit's steps directory from the pack.
+    const fresh = {
+      ...ws.repo,
+      cache: {},
+      trees: new Lru<readonly TreeEntry[]>(8),
+      commitTrees: new Lru<string>(8),
+    }
+    for (const n of [2, 17, 18, 41]) {
+      const listed = await listDir(fresh, oids.get(`a/${n}`) as string, 'steps/a')
+      expect(listed?.map((e) => e.name)).toEqual(
+        Array.from({ length: n }, (_, i) => String(i + 1).padStart(3, '0')),
+      )
+    }
+    expect(git(ws.repo.gitdir, 'show', 'agents/a:steps/a/041/request.json')).toBe('{"n":41}')
   })
 
   it("keeps the agent's tree in git's order as it grows past 999 steps, and git reads every step", async () => {
