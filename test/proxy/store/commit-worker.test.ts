@@ -11,6 +11,7 @@ import path from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { PACKAGE_ROOT, SOURCE_REGISTER } from '../../../proxy/package-root'
 import type { CommitReply, CommitRequest } from '../../../proxy/store/commit-worker'
+import type { CommitJob } from '../../../proxy/record'
 import { finishStep } from '../../../proxy/record/finish'
 import { Workspace } from '../../../proxy/store/workspace'
 import { journalSteps, MODEL } from './commit.support'
@@ -58,6 +59,10 @@ beforeEach(async () => {
 })
 afterEach(() => fs.rmSync(home, { recursive: true, force: true }))
 
+/** Post step `job`'s commit to workspace `w` of `home` (a fresh id unless given); resolves with its reply. */
+const commit = (job: CommitJob, id = port.id()): Promise<CommitReply> =>
+  port.post({ kind: 'commit', id, home, ws: 'w', job, maintainAfter: 0 })
+
 const valueOf = (r: CommitReply): unknown => {
   if ('error' in r) throw new Error(`the worker answered ${r.error.name}: ${r.error.message}`)
   return r.value
@@ -78,11 +83,7 @@ describe('the commit worker', () => {
     ).toEqual([1, 2, 1])
     const before = packFiles(ws.repo.gitdir).length
     const ids = steps.map(() => port.id())
-    const replies = await Promise.all(
-      steps.map((s, i) =>
-        port.post({ kind: 'commit', id: ids[i] as number, home, ws: 'w', job: s.commit, maintainAfter: 0 }),
-      ),
-    )
+    const replies = await Promise.all(steps.map((s, i) => commit(s.commit, ids[i] as number)))
     expect(replies.map((r) => r.id)).toEqual(ids)
     const oids = replies.map((r) => valueOf(r) as string)
     expect(packFiles(ws.repo.gitdir)).toHaveLength(before + 1)
@@ -106,11 +107,7 @@ describe('the commit worker', () => {
     )
     await Promise.all(steps.map((s) => port.post({ kind: 'finish', id: port.id(), job: s.finish })))
     const before = packFiles(ws.repo.gitdir).length
-    const replies = await Promise.all(
-      steps.map((s) =>
-        port.post({ kind: 'commit', id: port.id(), home, ws: 'w', job: s.commit, maintainAfter: 0 }),
-      ),
-    )
+    const replies = await Promise.all(steps.map((s) => commit(s.commit)))
     replies.forEach(valueOf)
     expect(packFiles(ws.repo.gitdir)).toHaveLength(before + 2)
     expect(await Promise.all(['a0', 'a1', 'a2'].map((a) => ws.committedSteps(a)))).toEqual([200, 200, 200])
@@ -123,14 +120,7 @@ describe('the commit worker', () => {
     ])
     const commitId = port.id()
     const finishId = port.id()
-    const committed = port.post({
-      kind: 'commit',
-      id: commitId,
-      home,
-      ws: 'w',
-      job: { ...s1!.commit, finished: finishStep(s1!.finish) },
-      maintainAfter: 0,
-    })
+    const committed = commit({ ...s1!.commit, finished: finishStep(s1!.finish) }, commitId)
     const finished = port.post({ kind: 'finish', id: finishId, job: s2!.finish })
     await Promise.all([committed, finished])
     expect(port.order.indexOf(finishId)).toBeLessThan(port.order.indexOf(commitId))
@@ -139,14 +129,7 @@ describe('the commit worker', () => {
 
   it('answers a commit whose finish was lost with an error naming the step, and moves nothing', async () => {
     const [s] = journalSteps(home, 'w', [{ agent: 'a', n: 1 }])
-    const r = await port.post({
-      kind: 'commit',
-      id: port.id(),
-      home,
-      ws: 'w',
-      job: s!.commit,
-      maintainAfter: 0,
-    })
+    const r = await commit(s!.commit)
     expect(r).toEqual({
       id: r.id,
       error: { name: 'Error', message: 'the finish of step 001 of a was lost (the commit worker restarted)' },
@@ -163,11 +146,7 @@ describe('the commit worker', () => {
       { agent: 'b', n: 1 },
     ])
     for (const s of [a2!, b1!]) valueOf(await port.post({ kind: 'finish', id: port.id(), job: s.finish }))
-    const replies = await Promise.all(
-      [a1!, b1!, a2!].map((s) =>
-        port.post({ kind: 'commit', id: port.id(), home, ws: 'w', job: s.commit, maintainAfter: 0 }),
-      ),
-    )
+    const replies = await Promise.all([a1!, b1!, a2!].map((s) => commit(s.commit)))
     expect(replies[0]).toMatchObject({
       error: { message: 'the finish of step 001 of a was lost (the commit worker restarted)' },
     })
@@ -189,14 +168,7 @@ describe('the commit worker', () => {
     const lock = path.join(ws.repo.gitdir, 'refs', 'heads', 'agents', 'a.lock')
     fs.mkdirSync(path.dirname(lock), { recursive: true })
     fs.writeFileSync(lock, '')
-    const committed = port.post({
-      kind: 'commit',
-      id: port.id(),
-      home,
-      ws: 'w',
-      job: s!.commit,
-      maintainAfter: 0,
-    })
+    const committed = commit(s!.commit)
     await new Promise((r) => setTimeout(r, 400)) // the first attempts meet the lock
     fs.rmSync(lock)
     const oid = valueOf(await committed) as string
@@ -212,30 +184,14 @@ describe('the commit worker', () => {
     )
     for (const s of steps.slice(0, 3)) {
       // One batch each: three packs to merge.
-      valueOf(
-        await port.post({
-          kind: 'commit',
-          id: port.id(),
-          home,
-          ws: 'w',
-          job: { ...s.commit, finished: finishStep(s.finish) },
-          maintainAfter: 0,
-        }),
-      )
+      valueOf(await commit({ ...s.commit, finished: finishStep(s.finish) }))
     }
     const before = packFiles(ws.repo.gitdir).length
     const maintainId = port.id()
     const lastId = port.id()
     const [maintained, last] = await Promise.all([
       port.post({ kind: 'maintain', id: maintainId, home, ws: 'w' }),
-      port.post({
-        kind: 'commit',
-        id: lastId,
-        home,
-        ws: 'w',
-        job: { ...steps[3]!.commit, finished: finishStep(steps[3]!.finish) },
-        maintainAfter: 0,
-      }),
+      commit({ ...steps[3]!.commit, finished: finishStep(steps[3]!.finish) }, lastId),
     ])
     expect(maintained).toEqual({ id: maintainId, value: undefined })
     expect(port.order.indexOf(maintainId)).toBeLessThan(port.order.indexOf(lastId))
