@@ -136,11 +136,13 @@ export async function forward(
         ended_at: new Date().toISOString(),
       }
     }
-    const complete = (): void => {
+    /** The answer is whole: its HEAD goes in, with `last` (the piece that made it whole) in the same write. */
+    const complete = (last?: Buffer): void => {
       if (!tee || completed) return
       completed = true
       teeing(() => {
-        tee?.head(head())
+        if (last) tee?.chunk(last, head())
+        else tee?.head(head())
         result.streamed = true
       })
     }
@@ -148,14 +150,8 @@ export async function forward(
       result.ttfbMs ??= performance.now() - t0
       chunks.push(chunk)
       delivered += chunk.length
-      // The piece that completes a declared length goes in with the HEAD, in one write.
-      const last = length !== undefined && delivered >= length && !completed
-      if (tee)
-        teeing(() => {
-          tee?.chunk(chunk, last ? head() : undefined)
-          if (last) result.streamed = true
-        })
-      if (last) completed = true
+      if (length !== undefined && delivered >= length && tee && !completed) complete(chunk)
+      else if (tee) teeing(() => tee?.chunk(chunk))
       if (!res.write(chunk)) await once(res, 'drain', { signal: ac.signal })
     }
     complete()
