@@ -12,16 +12,23 @@ import zlib from 'node:zlib'
 import { writeFileAtomicSync } from './atomic'
 
 export type ObjectType = 'blob' | 'tree' | 'commit'
+/**
+ * How an object differs from `base`: `base`'s first `prefix` bytes, then `insert`, then `base`'s
+ * bytes after `prefix + skip`.
+ */
+export interface Edit {
+  base: GitObject
+  prefix: number
+  skip: number
+  insert: Buffer
+}
+
 export interface GitObject {
   type: ObjectType
   body: Buffer
   oid: string
-  /**
-   * How this object differs from another one: `base`'s first `prefix` bytes, then `insert`, then
-   * `base`'s bytes after `prefix + skip`. When `base` is written earlier in the same pack, this
-   * object is written as a delta against it (a tree with one entry added is a few dozen bytes).
-   */
-  edit?: { base: GitObject; prefix: number; skip: number; insert: Buffer }
+  /** When its base is written earlier in the same pack, the object is written as a delta on it (a tree with one entry added: a few dozen bytes). */
+  edit?: Edit
 }
 
 const TYPE_CODE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 }
@@ -173,12 +180,11 @@ function copyOps(offset: number, size: number): number[] {
 }
 
 /**
- * A git delta (https://git-scm.com/docs/pack-format#_deltified_representation) making `o` from
- * its edit's base: copy the prefix, insert the new bytes (at most 127 an instruction), copy the rest.
+ * A git delta (https://git-scm.com/docs/pack-format#_deltified_representation) making an object
+ * of `targetSize` bytes from the edit's base: copy the prefix, insert the new bytes (at most 127 an instruction), copy the rest.
  */
-function delta(o: GitObject & { edit: NonNullable<GitObject['edit']> }): Buffer {
-  const { base, prefix, skip, insert } = o.edit
-  const head = [...deltaSize(base.body.length), ...deltaSize(o.body.length), ...copyOps(0, prefix)]
+function delta({ base, prefix, skip, insert }: Edit, targetSize: number): Buffer {
+  const head = [...deltaSize(base.body.length), ...deltaSize(targetSize), ...copyOps(0, prefix)]
   const parts: Buffer[] = [Buffer.from(head)]
   for (let at = 0; at < insert.length; at += 127) {
     const piece = insert.subarray(at, at + 127)
@@ -229,12 +235,8 @@ export function writePack(gitdir: string, objects: readonly GitObject[]): string
     let header: Buffer
     let data: Buffer
     let depth = 0
-    const fits =
-      o.edit !== undefined &&
-      o.edit.prefix + o.edit.skip <= o.edit.base.body.length &&
-      o.body.length === o.edit.base.body.length - o.edit.skip + o.edit.insert.length
-    if (o.edit && base && fits && base.depth < MAX_DELTA_DEPTH) {
-      const d = delta(o as GitObject & { edit: NonNullable<GitObject['edit']> })
+    if (o.edit && base && base.depth < MAX_DELTA_DEPTH) {
+      const d = delta(o.edit, o.body.length)
       header = Buffer.concat([entryHeader(OFS_DELTA, d.length), baseDistance(offset - base.offset)])
       data = deflate('blob', d)
       depth = base.depth + 1

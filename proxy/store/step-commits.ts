@@ -10,7 +10,15 @@
  */
 import { formatStep } from '../core/naming'
 import { commitTree, getTree } from './git-read'
-import { commitBody, gitObject, type GitObject, type Signature, treeBody, writePack } from './git-pack'
+import {
+  commitBody,
+  type Edit,
+  gitObject,
+  type GitObject,
+  type Signature,
+  treeBody,
+  writePack,
+} from './git-pack'
 import { Lru, type Repo, type TreeEntry } from './git-repo'
 import { casRef, readRef, RefConflict } from './git-refs'
 import { agentRef, configRef, DEFAULT_LINEAGE } from './home'
@@ -48,7 +56,7 @@ class SortedTree {
     private readonly keys: string[],
     private readonly lines: Buffer[],
     /** How this tree's body differs from the tree it was made from by `setTree` (bytes). */
-    readonly edit?: { prefix: number; skip: number; insert: Buffer },
+    readonly edit?: Omit<Edit, 'base'>,
   ) {}
 
   static of(entries: readonly TreeEntry[]): SortedTree {
