@@ -175,9 +175,9 @@ export class AgentJournal {
     const metaBytes = Buffer.from(JSON.stringify(meta))
     const len = Buffer.allocUnsafe(4)
     len.writeUInt32LE(metaBytes.length, 0)
-    const [at] = this.append(seg, [{ type: FRAME.SEND, step: n, payload: [len, metaBytes, request] }]) as [
-      number,
-    ]
+    const at = this.append(seg, [
+      { type: FRAME.SEND, step: n, payload: [len, metaBytes, request] },
+    ])[0] as number
     seg.last = Math.max(seg.last, n)
     const place: StepPlace = {
       file: seg.file,
@@ -242,9 +242,9 @@ export class JournalEntry {
   /** The answer is whole: say so (flushed when asked) before the end reaches the client. */
   head(h: Omit<ResponseHead, 'bytes'>): void {
     const bytes = this.headBytes(h)
-    const [offset] = this.journal.write(this.seg, [{ type: FRAME.HEAD, step: this.n, payload: [bytes] }]) as [
-      number,
-    ]
+    const offset = this.journal.write(this.seg, [
+      { type: FRAME.HEAD, step: this.n, payload: [bytes] },
+    ])[0] as number
     this.place.head = { offset, length: bytes.length }
   }
 
