@@ -1,12 +1,13 @@
 /**
  * Where a 10 KB recorded step's cost goes: the built holdfast (`npm run build` first) and the bare
- * forwarder each take the same sequential 10 KB JSON requests against the fake upstream; prints
- * CPU per request split by thread (the server thread, and the others: commit worker, libuv pool,
- * V8 helpers, which Node 20 all names `node`; from /proc/<pid>/task) and, when strace is installed, system calls per request by name (`strace -c
- * -f` attached for the measured requests only). Run: `node -r ./scripts/register.js
- * bench/profile.ts [requests=500] [lanes=1]` (`HOLDFAST_BENCH_ROOT=<dir>`: the holdfast built in another checkout).
- * Measures; asserts nothing. For self-time by function, run
- * `holdfast serve` with `--cpu-prof` (one profile per thread) and send the same load.
+ * forwarder each take the same 10 KB JSON requests against the fake upstream; prints CPU per
+ * request split by thread (the server thread, and the others: commit worker, libuv pool, V8
+ * helpers, which Node 20 all names `node`; from /proc/<pid>/task), then by thread id, and, when
+ * strace is installed, system calls per request by name (`strace -c -f` attached for the measured
+ * requests only). Run: `node -r ./scripts/register.js bench/profile.ts [requests=500] [lanes=1]`
+ * (`HOLDFAST_BENCH_ROOT=<dir>`: the holdfast built in another checkout; `HOLDFAST_NODE_ARGS="…"`:
+ * node flags for holdfast; `HOLDFAST_PROFILE_CPU=<dir>`: a `--cpu-prof` profile per thread there).
+ * Measures; asserts nothing.
  */
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -121,9 +122,11 @@ async function measure(
     await new Promise((r) => tracer.once('exit', r))
   }
   const byName = new Map<string, number>()
+  const byThread: { tid: string; name: string; ms: number }[] = []
   for (const [tid, t] of after) {
     const ms = t.ms - (before.get(tid)?.ms ?? 0)
     byName.set(t.name, (byName.get(t.name) ?? 0) + ms)
+    byThread.push({ tid, name: t.name, ms })
   }
   const total = [...byName.values()].reduce((a, b) => a + b, 0)
   const lines = [
@@ -131,6 +134,12 @@ async function measure(
       .filter(([, ms]) => ms / N >= 0.01)
       .sort((a, b) => b[1] - a[1])
       .map(([name, ms]) => `${name} ${(ms / N).toFixed(2)}`)
+      .join(', ')}`,
+    // Node 20 names every thread `node`: by id, the commit worker is the busy one started last,
+    // V8's helpers the four started right after the server thread.
+    `${label}: by thread id — ${byThread
+      .filter((t) => t.ms / N >= 0.01)
+      .map((t) => `${t.tid}${t.name === 'server thread' ? ' (server)' : ''} ${(t.ms / N).toFixed(2)}`)
       .join(', ')}`,
   ]
   if (tracer && fs.existsSync(traceFile)) {
@@ -165,7 +174,10 @@ async function main(): Promise<void> {
       listen: { host: '127.0.0.1', port: 0 },
       providers: { anthropic: { dialect: 'anthropic', base_url: fake.url } },
     },
-    cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [],
+    [
+      ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []),
+      ...(process.env.HOLDFAST_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? []),
+    ],
   )
   try {
     const out = [

@@ -183,6 +183,19 @@ async function settledRss(pid: number): Promise<number> {
   return rssMb(pid)
 }
 
+/** Holdfast's RSS and each thread's heap now, for the progress lines (from its health endpoint). */
+async function memoryNow(hf: Proc): Promise<string> {
+  const { memory_mb: m } = await get<{
+    memory_mb: {
+      heapUsed: number
+      heapTotal: number
+      commit_worker: { heapUsed: number; heapTotal: number } | null
+    }
+  }>(`${hf.url}/_holdfast/health`)
+  const worker = m.commit_worker ? `${m.commit_worker.heapUsed} of ${m.commit_worker.heapTotal}` : '-'
+  return `RSS ${f(rssMb(hf.pid))} MB, heap MB used of total: server ${m.heapUsed} of ${m.heapTotal}, commit worker ${worker}`
+}
+
 /** Wait until every step holdfast has numbered is committed; returns how long that took. */
 async function committed(url: string): Promise<number> {
   const t0 = performance.now()
@@ -387,7 +400,7 @@ async function main(): Promise<void> {
   const results: Measured[] = []
   for (const k of CASES) {
     results.push(await measure(k, fake, bare, hf, `${k.dialect}-${k.bytes}-${k.stream ? 's' : 'j'}-${k.c}`))
-    process.stderr.write(`done: ${k.name} c=${k.c} (load ${load1()})\n`)
+    process.stderr.write(`done: ${k.name} c=${k.c} (load ${load1()}; ${await memoryNow(hf)})\n`)
   }
   const rssAfterFirst = rssMb(hf.pid)
   const rssFirstSettled = await settledRss(hf.pid)

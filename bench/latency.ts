@@ -1,0 +1,93 @@
+/**
+ * Added latency at 10 KB JSON, one client, with direct, bare-forwarder and holdfast requests
+ * interleaved one by one (request i goes to each of the three in turn), so the three see the same
+ * moment of this shared machine and holdfast's commits spread over the time of all three: the
+ * request path's own cost, where `npm run bench` measures blocks of back-to-back requests. Built
+ * holdfast (`npm run build` first; `HOLDFAST_BENCH_ROOT=<dir>`: another checkout's build). Run:
+ * `node -r ./scripts/register.js bench/latency.ts [requests=1500] [runs=3]`. Asserts nothing.
+ */
+import fs from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { startBare, startFake, startHoldfast } from './procs'
+
+const N = Number(process.argv[2] ?? 1500)
+const RUNS = Number(process.argv[3] ?? 3)
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+const filler = 'lorem ipsum dolor sit amet '.repeat(400).slice(0, 10_000)
+
+/** One request; resolves with its time to the last byte, ms. */
+function post(url: string, i: number): Promise<number> {
+  const body = JSON.stringify({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 64,
+    tools: [{ name: 'Read', description: 'read a file', input_schema: { type: 'object' } }],
+    system: 'You are a benchmark.',
+    messages: [{ role: 'user', content: `${i} ${filler}` }],
+  })
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now()
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(performance.now() - t0)
+            : reject(new Error(`${url}: ${res.statusCode}`)),
+        )
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+const p50 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+
+async function main(): Promise<void> {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-latency-'))
+  const fake = await startFake()
+  const bare = await startBare(fake.url)
+  const hf = await startHoldfast(home, {
+    listen: { host: '127.0.0.1', port: 0 },
+    providers: { anthropic: { dialect: 'anthropic', base_url: fake.url } },
+  })
+  try {
+    process.stdout.write(
+      `${N} interleaved 10 KB JSON requests per target, ${new Date().toISOString().slice(0, 16)}Z, load ${os.loadavg()[0]?.toFixed(2)}\n`,
+    )
+    for (let run = 0; run <= RUNS; run++) {
+      const urls = [
+        `${fake.url}/v1/messages`,
+        `${bare.url}/v1/messages`,
+        `${hf.url}/w/latency/a/r${run}/v1/messages`,
+      ]
+      const times: number[][] = [[], [], []]
+      for (let i = 0; i < N; i++) for (const [k, u] of urls.entries()) times[k]?.push(await post(u, i))
+      const [d, b, h] = times.map(p50) as [number, number, number]
+      // Run 0 warms all three (JIT, connections, the workspace) and is not printed.
+      if (run > 0)
+        process.stdout.write(
+          `run ${run}: p50 direct ${d.toFixed(3)} ms; added: bare +${(b - d).toFixed(3)}, holdfast +${(h - d).toFixed(3)}; holdfast over bare +${(h - b).toFixed(3)} ms\n`,
+        )
+    }
+  } finally {
+    for (const p of [hf, bare, fake]) p.child.kill('SIGTERM')
+    agent.destroy()
+    await new Promise((r) => setTimeout(r, 300))
+    fs.rmSync(home, { recursive: true, force: true })
+  }
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
