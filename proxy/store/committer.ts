@@ -69,8 +69,9 @@ function workerEntry(): { file: string; execArgv?: string[] } {
 
 /**
  * The worker's young generation is capped: what it allocates (a step's files, its objects, a pack)
- * dies within a batch, and V8's default let it grow to a 50 MB heap holding 12 MB, for no CPU
- * saved (bench/profile.ts at 1 and 32 lanes, with and without the cap, within noise).
+ * dies within a batch, and V8's default let its heap grow to 46–49 MB holding 13–26 (the progress
+ * lines of `npm run bench -- --quick`; 21–31 holding 12–15 with the cap), for no CPU saved (bench/profile.ts at 1 and 32
+ * lanes, with and without the cap, within noise).
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 }
 
