@@ -10,15 +10,14 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { performance } from 'node:perf_hooks'
-import { startBare, startFake, startHoldfast } from './procs'
+import { postJson, startBare, startFake, startHoldfast } from './procs'
 
 const N = Number(process.argv[2] ?? 1500)
 const RUNS = Number(process.argv[3] ?? 3)
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
 const filler = 'lorem ipsum dolor sit amet '.repeat(400).slice(0, 10_000)
 
-/** One request; resolves with its time to the last byte, ms. */
+/** Request `i` to `url`; resolves with its time to the last byte, ms. */
 function post(url: string, i: number): Promise<number> {
   const body = JSON.stringify({
     model: 'claude-sonnet-4-5',
@@ -27,27 +26,7 @@ function post(url: string, i: number): Promise<number> {
     system: 'You are a benchmark.',
     messages: [{ role: 'user', content: `${i} ${filler}` }],
   })
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now()
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-      },
-      (res) => {
-        res.resume()
-        res.on('end', () =>
-          res.statusCode === 200
-            ? resolve(performance.now() - t0)
-            : reject(new Error(`${url}: ${res.statusCode}`)),
-        )
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
+  return postJson(agent, url, body)
 }
 
 const p50 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number

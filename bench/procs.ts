@@ -1,11 +1,14 @@
 /**
  * The benches' processes: start a server (the fake upstream, the bare forwarder, holdfast) and read
- * the URL from its first line; read a process's memory. Every process started here is killed when
- * the bench exits, however it exits, so a failed run never leaves servers behind.
+ * the URL from its first line; read a process's memory; send a request and time it. Every process
+ * started here is killed when the bench exits, however it exits, so a failed run never leaves
+ * servers behind.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
+import http from 'node:http'
 import path from 'node:path'
+import { performance } from 'node:perf_hooks'
 import readline from 'node:readline'
 
 export const ROOT = path.join(__dirname, '..')
@@ -61,4 +64,29 @@ export function startHoldfast(home: string, config: object, nodeArgs: string[] =
 export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024
+}
+
+/** POST a JSON body through `agent` and read the whole answer; resolves with the time to its last byte, ms (a status other than 200 rejects). */
+export function postJson(agent: http.Agent, url: string, body: Buffer | string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now()
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(performance.now() - t0)
+            : reject(new Error(`${url}: ${res.statusCode}`)),
+        )
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
 }

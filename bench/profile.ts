@@ -14,7 +14,7 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { startBare, startFake, startHoldfast } from './procs'
+import { postJson, startBare, startFake, startHoldfast } from './procs'
 
 const N = Number(process.argv[2] ?? 500)
 /** Client lanes sending at once; through holdfast each lane is its own agent, as in `npm run bench`. */
@@ -41,26 +41,7 @@ function threads(pid: number): Map<string, { name: string; ms: number }> {
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: C })
-function post(url: string, body: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-      },
-      (res) => {
-        res.resume()
-        res.on('end', () =>
-          res.statusCode === 200 ? resolve() : reject(new Error(`${url}: ${res.statusCode}`)),
-        )
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
-}
+const post = (url: string, body: Buffer): Promise<number> => postJson(agent, url, body)
 
 const filler = 'lorem ipsum dolor sit amet '.repeat(400).slice(0, 10_000)
 const body = (i: number): Buffer =>
