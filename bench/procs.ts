@@ -10,6 +10,7 @@ import http from 'node:http'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import readline from 'node:readline'
+import { serveEnv } from '../proxy/spawn'
 
 export const ROOT = path.join(__dirname, '..')
 export const REGISTER = path.join(ROOT, 'scripts', 'register.js')
@@ -53,11 +54,21 @@ export const startBare = (upstream: string): Promise<Proc> =>
 /**
  * `holdfast serve` on `home` with `config` as its holdfast.yaml, warn-level logs, from `dist/` (built
  * first) or, with `HOLDFAST_BENCH_ROOT=<dir>`, another checkout's build; `nodeArgs` go before it.
+ * Its environment adds `env`: by default what `holdfast run` and `npm start` give a serve (glibc's
+ * mmap threshold fixed, proxy/spawn.ts `serveEnv`); `{}` runs it with glibc's own behaviour.
  */
-export function startHoldfast(home: string, config: object, nodeArgs: string[] = []): Promise<Proc> {
+export function startHoldfast(
+  home: string,
+  config: object,
+  nodeArgs: string[] = [],
+  env: Record<string, string> = serveEnv(),
+): Promise<Proc> {
   fs.writeFileSync(path.join(home, 'holdfast.yaml'), JSON.stringify(config))
   const dist = path.join(process.env.HOLDFAST_BENCH_ROOT ?? ROOT, 'dist', 'cli', 'run.js')
-  return start([...nodeArgs, dist, 'serve', '--home', home, '--port', '0'], { HOLDFAST_LOG_LEVEL: 'warn' })
+  return start([...nodeArgs, dist, 'serve', '--home', home, '--port', '0'], {
+    HOLDFAST_LOG_LEVEL: 'warn',
+    ...env,
+  })
 }
 
 /** A process's resident memory now (VmRSS) or at its peak (VmHWM), MB. */
