@@ -78,9 +78,10 @@ export function gitEnv(): Record<string, string> {
  * glibc's malloc hands blocks of 128 KB and more to the system when they are freed — until the first
  * such block is freed: then it raises that threshold to the block's size (up to 32 MB), and from
  * there 1 MB request bodies come from its heaps and, once freed between live blocks, stay
- * resident. Fixing the threshold keeps the first behaviour. A serve holdfast starts gets it unless
- * the user set the threshold (`MALLOC_MMAP_THRESHOLD_`, or `mmap_threshold` in `GLIBC_TUNABLES`);
- * only glibc reads it, and only at start. Figures in docs/benchmarks.md ("Memory").
+ * resident. Fixing the threshold keeps the first behaviour, for some CPU: big blocks are mapped
+ * afresh each time. A serve holdfast starts gets it unless the user set the threshold
+ * (`MALLOC_MMAP_THRESHOLD_`, or `mmap_threshold` in `GLIBC_TUNABLES`); only glibc reads it, and only
+ * at start. Figures in docs/benchmarks.md ("Memory").
  */
 export const MALLOC_MMAP_THRESHOLD = '131072'
 
@@ -89,7 +90,8 @@ export function serveEnv(
   env: NodeJS.ProcessEnv = process.env,
   platform: NodeJS.Platform = process.platform,
 ): Record<string, string> {
-  const chosen = env.MALLOC_MMAP_THRESHOLD_ !== undefined || /mmap_threshold/.test(env.GLIBC_TUNABLES ?? '')
+  // An empty value counts as unset, as in `npm start`: glibc would read it as 0 (every allocation its own mapping).
+  const chosen = !!env.MALLOC_MMAP_THRESHOLD_ || /mmap_threshold/.test(env.GLIBC_TUNABLES ?? '')
   return platform === 'linux' && !chosen ? { MALLOC_MMAP_THRESHOLD_: MALLOC_MMAP_THRESHOLD } : {}
 }
 

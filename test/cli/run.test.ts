@@ -50,7 +50,7 @@ describe('holdfast run', () => {
       expect(printed.base).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/w\/proj\/a\/main$/)
       expect(printed.hints).toBe('1')
       // The serve it started returns large freed blocks to the system (proxy/spawn.ts serveEnv).
-      expect(printed.malloc).toBe(`MALLOC_MMAP_THRESHOLD_=${process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072'}`)
+      expect(printed.malloc).toBe(`MALLOC_MMAP_THRESHOLD_=${process.env.MALLOC_MMAP_THRESHOLD_ || '131072'}`)
       expect(r.stderr).toMatch(/^holdfast: started serve on http:\/\/127\.0\.0\.1:\d+ for this command/)
       expect(fs.existsSync(path.join(home, 'serve.json'))).toBe(false)
       const repo = path.join(home, 'workspaces', 'proj', 'repo.git')

@@ -108,11 +108,14 @@ describe('serveEnv', () => {
 
   it('leaves a threshold the user chose, as a variable or as a glibc tunable, and adds nothing', () => {
     expect(serveEnv({ MALLOC_MMAP_THRESHOLD_: '1048576' }, 'linux')).toEqual({})
-    expect(serveEnv({ MALLOC_MMAP_THRESHOLD_: '' }, 'linux')).toEqual({})
     expect(serveEnv({ GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536' }, 'linux')).toEqual({})
     expect(serveEnv({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }, 'linux')).toEqual({
       MALLOC_MMAP_THRESHOLD_: '131072',
     })
+  })
+
+  it('sets the threshold over an empty one, which glibc would read as 0 (every allocation mapped)', () => {
+    expect(serveEnv({ MALLOC_MMAP_THRESHOLD_: '' }, 'linux')).toEqual({ MALLOC_MMAP_THRESHOLD_: '131072' })
   })
 
   it('adds nothing off Linux, where no glibc reads it', () => {
