@@ -4,7 +4,8 @@
  * glibc's own behaviour and one with the threshold fixed, each request sent to one and then the
  * other so a slow spell of this VM falls on both; three rounds, then 10 s idle. Prints p50, CPU per
  * request and RSS of each. Run: `node -r ./scripts/register.js bench/malloc.ts [requests=150]
- * [lanes=1] [bytes=1000000]` (with no MALLOC_MMAP_THRESHOLD_ of your own). Measures; asserts nothing.
+ * [lanes=1] [bytes=1000000]` (with no MALLOC_MMAP_THRESHOLD_ of your own; `HOLDFAST_MALLOC_ENV="NAME=value …"`
+ * sets another variant against glibc's own). Measures; asserts nothing.
  */
 import fs from 'node:fs'
 import http from 'node:http'
@@ -43,6 +44,12 @@ async function main(): Promise<void> {
     )
     process.exit(2)
   }
+  // HOLDFAST_MALLOC_ENV="NAME=value …": another variant to set against glibc's own behaviour.
+  const variant = process.env.HOLDFAST_MALLOC_ENV
+    ? Object.fromEntries(
+        process.env.HOLDFAST_MALLOC_ENV.split(' ').map((kv) => kv.split('=') as [string, string]),
+      )
+    : serveEnv()
   const fake = await startFake()
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
@@ -57,8 +64,10 @@ async function main(): Promise<void> {
       cpu: 0,
     },
     {
-      label: 'threshold fixed',
-      proc: await startHoldfast(homes[1] as string, config, [], serveEnv()),
+      label: Object.entries(variant)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' '),
+      proc: await startHoldfast(homes[1] as string, config, [], variant),
       times: [],
       cpu: 0,
     },

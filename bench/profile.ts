@@ -80,14 +80,35 @@ async function measure(
   url: (lane: number) => string,
   settle: () => Promise<void> = async () => undefined,
 ): Promise<string[]> {
-  for (let i = 0; i < 50; i++) await post(url(i % C), body(-i)) // warm
+  // Warm with as many requests as are measured: V8 compiles the hot paths over the first few
+  // thousand, on its helper threads, and that CPU is not what a step costs.
+  await send(url, -2 * N)
+  await settle()
   await new Promise((r) => setTimeout(r, 1000))
   // CPU first, untraced (strace slows every system call); then the same requests traced.
+  // HOLDFAST_PROFILE_PERF=<dir>: `perf record -g` of these requests, one file per process there
+  // (CPU time only, kernel included: a profiler sampling by wall time bills a thread's waits to the
+  // system call it waited in).
+  const perfDir = process.env.HOLDFAST_PROFILE_PERF
+  const perf = perfDir
+    ? spawn(
+        'perf',
+        ['record', '-F', '1999', '-g', '-p', String(pid), '-o', path.join(perfDir, `${label}.data`)],
+        {
+          stdio: 'ignore',
+        },
+      )
+    : undefined
+  if (perf) await new Promise((r) => setTimeout(r, 500))
   const before = threads(pid)
   await send(url, 0)
   await settle()
   await new Promise((r) => setTimeout(r, 500))
   const after = threads(pid)
+  if (perf) {
+    perf.kill('SIGINT')
+    await new Promise((r) => perf.once('exit', r))
+  }
   // Not beside --cpu-prof: a traced system call is many times slower and would fill the profile.
   const strace = !process.env.HOLDFAST_PROFILE_CPU && spawnSync('which', ['strace']).status === 0
   const traceFile = path.join(os.tmpdir(), `holdfast-profile-${process.pid}-${label}.txt`)
