@@ -6,7 +6,7 @@
  * not start is never stopped by it.
  */
 import type { ChildProcess } from 'node:child_process'
-import { serveEnv, spawnChild } from '../proxy/spawn'
+import { spawnChild } from '../proxy/spawn'
 import fs from 'node:fs'
 import path from 'node:path'
 import { once } from 'node:events'
@@ -19,7 +19,7 @@ import { CliError } from './output'
 
 const STARTUP_MS = 30_000
 
-/** Start `holdfast serve` detached (its own process group: a Ctrl-C meant for the agent spares it), with `serveEnv()`. */
+/** Start `holdfast serve` detached (its own process group: a Ctrl-C meant for the agent spares it). */
 async function startServe(
   home: string,
   port: string | undefined,
@@ -29,11 +29,7 @@ async function startServe(
   const log = fs.openSync(logFile, 'a')
   const entry = process.argv[1] as string
   const args = [...process.execArgv, entry, 'serve', '--home', home, ...(port ? ['--port', port] : [])]
-  const child = spawnChild(process.execPath, args, {
-    detached: true,
-    stdio: ['ignore', 'pipe', log],
-    env: serveEnv(),
-  })
+  const child = spawnChild(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', log] })
   fs.closeSync(log)
   const stdout = child.stdout as NonNullable<typeof child.stdout>
   let seen = ''

@@ -3,8 +3,7 @@
  * a detached serve or cohort, the command `holdfast run` starts, an MCP tool host — gets this
  * process's environment without git's repository-locating variables (GIT_DIR, GIT_INDEX_FILE, …,
  * what `git rev-parse --local-env-vars` lists), so a child started from inside a git hook never
- * reads or writes the hook's repository; git itself gets only an allowlist, and a serve also gets
- * glibc's mmap threshold fixed (`serveEnv`). Invariant: no module
+ * reads or writes the hook's repository; git itself gets only an allowlist. Invariant: no module
  * but this one calls `child_process.spawn` (simple-git and the MCP SDK spawn their own children,
  * with an environment from here).
  */
@@ -72,27 +71,6 @@ export function gitEnv(): Record<string, string> {
     if (value !== undefined && (GIT_KEEP.has(key.toUpperCase()) || key.startsWith('LC_'))) env[key] = value
   }
   return env
-}
-
-/**
- * glibc's malloc hands blocks of 128 KB and more to the system when they are freed — until the first
- * such block is freed: then it raises that threshold to the block's size (up to 32 MB), and from
- * there 1 MB request bodies come from its heaps and, once freed between live blocks, stay
- * resident. Fixing the threshold keeps the first behaviour, for some CPU: big blocks are mapped
- * afresh each time. A serve holdfast starts gets it unless the user set the threshold
- * (`MALLOC_MMAP_THRESHOLD_`, or `mmap_threshold` in `GLIBC_TUNABLES`); only glibc reads it, and only
- * at start. Figures in docs/benchmarks.md ("Memory").
- */
-export const MALLOC_MMAP_THRESHOLD = '131072'
-
-/** What a `holdfast serve` process gets beside `childEnv()` (pure: `env` and `platform` as given). */
-export function serveEnv(
-  env: NodeJS.ProcessEnv = process.env,
-  platform: NodeJS.Platform = process.platform,
-): Record<string, string> {
-  // An empty value counts as unset, as in `npm start`: glibc would read it as 0 (every allocation its own mapping).
-  const chosen = !!env.MALLOC_MMAP_THRESHOLD_ || /mmap_threshold/.test(env.GLIBC_TUNABLES ?? '')
-  return platform === 'linux' && !chosen ? { MALLOC_MMAP_THRESHOLD_: MALLOC_MMAP_THRESHOLD } : {}
 }
 
 /** Start `command` with `args`; its environment is `childEnv(opts.env)` (opts.env adds to it). */

@@ -1,8 +1,7 @@
 /**
  * proxy/spawn.ts, what a child process inherits: this process's environment without git's
  * repository-locating variables (GIT_DIR, GIT_INDEX_FILE, GIT_CONFIG_KEY_<n>, …), with `drop`
- * removed and `add` added; git itself gets only an allowlist (PATH, HOME, locale, …); a serve gets
- * glibc's mmap threshold fixed unless the user set one. Checked on
+ * removed and `add` added; git itself gets only an allowlist (PATH, HOME, locale, …). Checked on
  * environment objects and on real children: a node child's environment, and a git child started
  * from a process whose GIT_DIR points at another repository.
  */
@@ -10,7 +9,7 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { MALLOC_MMAP_THRESHOLD, childEnv, gitEnv, serveEnv, spawnChild, stripGitEnv } from '../../proxy/spawn'
+import { childEnv, gitEnv, spawnChild, stripGitEnv } from '../../proxy/spawn'
 
 /** What a hook's environment holds: git's locating variables, and variables that must survive. */
 const HOOK_ENV: Record<string, string> = {
@@ -98,39 +97,6 @@ describe('gitEnv', () => {
       undefined,
       undefined,
     ])
-  })
-})
-
-describe('serveEnv', () => {
-  it("fixes glibc's mmap threshold at 128 KB for a serve on Linux", () => {
-    expect(serveEnv({ PATH: '/bin' }, 'linux')).toEqual({ MALLOC_MMAP_THRESHOLD_: '131072' })
-  })
-
-  it('leaves a threshold the user chose, as a variable or as a glibc tunable, and adds nothing', () => {
-    expect(serveEnv({ MALLOC_MMAP_THRESHOLD_: '1048576' }, 'linux')).toEqual({})
-    expect(serveEnv({ GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536' }, 'linux')).toEqual({})
-    expect(serveEnv({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }, 'linux')).toEqual({
-      MALLOC_MMAP_THRESHOLD_: '131072',
-    })
-  })
-
-  it('sets the threshold over an empty one, which glibc would read as 0 (every allocation mapped)', () => {
-    expect(serveEnv({ MALLOC_MMAP_THRESHOLD_: '' }, 'linux')).toEqual({ MALLOC_MMAP_THRESHOLD_: '131072' })
-  })
-
-  it('adds nothing off Linux, where no glibc reads it', () => {
-    expect(serveEnv({}, 'darwin')).toEqual({})
-    expect(serveEnv({}, 'win32')).toEqual({})
-  })
-
-  it('npm start gives its serve the same threshold, unless the user set one', () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
-      scripts: Record<string, string>
-    }
-    expect(pkg.scripts.start).toBe(
-      `MALLOC_MMAP_THRESHOLD_=\${MALLOC_MMAP_THRESHOLD_:-${MALLOC_MMAP_THRESHOLD}} node bin/holdfast.js serve`,
-    )
-    expect(MALLOC_MMAP_THRESHOLD).toBe('131072')
   })
 })
 
