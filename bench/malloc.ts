@@ -1,6 +1,6 @@
 /**
- * What fixing glibc's mmap threshold (proxy/spawn.ts `serveEnv`, given to every serve holdfast
- * starts) costs and saves: two built holdfasts (`npm run build` first) side by side, one with
+ * What fixing glibc's mmap threshold at 128 KB (docs/configuration.md, "Memory on Linux") costs
+ * and saves: two built holdfasts (`npm run build` first) side by side, one with
  * glibc's own behaviour and one with the threshold fixed, each request sent to one and then the
  * other so a slow spell of this VM falls on both; three rounds, then 10 s idle. Prints p50, CPU per
  * request and RSS of each. Run: `node -r ./scripts/register.js bench/malloc.ts [requests=150]
@@ -11,7 +11,6 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { serveEnv } from '../proxy/spawn'
 import { type Proc, postJson, rssMb, startFake, startHoldfast } from './procs'
 
 const [N = 150, C = 1, BYTES = 1_000_000] = process.argv.slice(2).map(Number)
@@ -49,7 +48,7 @@ async function main(): Promise<void> {
     ? Object.fromEntries(
         process.env.HOLDFAST_MALLOC_ENV.split(' ').map((kv) => kv.split('=') as [string, string]),
       )
-    : serveEnv()
+    : { MALLOC_MMAP_THRESHOLD_: '131072' }
   const fake = await startFake()
   const config = {
     listen: { host: '127.0.0.1', port: 0 },

@@ -10,7 +10,6 @@ import http from 'node:http'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import readline from 'node:readline'
-import { serveEnv } from '../proxy/spawn'
 
 export const ROOT = path.join(__dirname, '..')
 export const REGISTER = path.join(ROOT, 'scripts', 'register.js')
@@ -54,14 +53,13 @@ export const startBare = (upstream: string): Promise<Proc> =>
 /**
  * `holdfast serve` on `home` with `config` as its holdfast.yaml, warn-level logs, from `dist/` (built
  * first) or, with `HOLDFAST_BENCH_ROOT=<dir>`, another checkout's build; `nodeArgs` go before it.
- * Its environment adds `env`: by default what `holdfast run` and `npm start` give a serve (glibc's
- * mmap threshold fixed, proxy/spawn.ts `serveEnv`); `{}` runs it with glibc's own behaviour.
+ * Its environment adds `env` (bench/malloc.ts sets glibc's malloc variables there).
  */
 export function startHoldfast(
   home: string,
   config: object,
   nodeArgs: string[] = [],
-  env: Record<string, string> = serveEnv(),
+  env: Record<string, string> = {},
 ): Promise<Proc> {
   fs.writeFileSync(path.join(home, 'holdfast.yaml'), JSON.stringify(config))
   const dist = path.join(process.env.HOLDFAST_BENCH_ROOT ?? ROOT, 'dist', 'cli', 'run.js')
