@@ -94,8 +94,15 @@ class SortedTree {
     return new SortedTree(keys, lines, { prefix, skip, insert: l })
   }
 
-  body(): Buffer {
-    return Buffer.concat(this.lines)
+  /**
+   * The serialized tree. Given `base`, the body of the tree this one was made from by `setTree`, it
+   * is that body with the one edit applied (three copies), not every entry joined again: a long
+   * agent's steps directory has thousands.
+   */
+  body(base?: Buffer): Buffer {
+    const e = this.edit
+    if (!base || !e) return Buffer.concat(this.lines)
+    return Buffer.concat([base.subarray(0, e.prefix), e.insert, base.subarray(e.prefix + e.skip)])
   }
 }
 
@@ -157,7 +164,7 @@ async function buildAgent(
     }))
     const stepTree = put(gitObject('tree', treeBody(files)), files)
     agentDir = agentDir.setTree(formatStep(s.n), stepTree)
-    const agentObj = gitObject('tree', agentDir.body())
+    const agentObj = gitObject('tree', agentDir.body(previousDir?.body))
     if (previousDir && agentDir.edit) agentObj.edit = { base: previousDir, ...agentDir.edit }
     previousDir = agentObj
     put(agentObj)

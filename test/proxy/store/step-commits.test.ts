@@ -144,7 +144,7 @@ describe('step commits', () => {
     expect(git(ws.repo.gitdir, 'show', 'agents/a:steps/a/041/request.json')).toBe('{"n":41}')
   })
 
-  it("keeps the agent's tree in git's order as it grows past 999 steps, and git reads every step", async () => {
+  it("keeps the agent's tree in git's order as it grows past 999 steps, and git reads every step and every commit's tree", async () => {
     const batch = Array.from({ length: 1005 }, (_, i) => step('a', i + 1, `{"n":${i + 1}}`))
     for (let i = 0; i < batch.length; i += 250) await commitSteps(ws.repo, batch.slice(i, i + 250))
     git(ws.repo.gitdir, 'fsck', '--strict')
@@ -153,5 +153,10 @@ describe('step commits', () => {
     expect(git(ws.repo.gitdir, 'show', 'agents/a:steps/a/1000/request.json')).toBe('{"n":1000}')
     expect(git(ws.repo.gitdir, 'show', 'agents/a:steps/a/100/request.json')).toBe('{"n":100}')
     expect(git(ws.repo.gitdir, 'show', 'agents/a~1004:steps/a/001/request.json')).toBe('{"n":1}')
+    // Each commit of a batch holds exactly the steps up to its own, in git's byte order (step 1002:
+    // made from step 1001's tree by inserting between 100 and 101, not at the end).
+    const at1002 = git(ws.repo.gitdir, 'ls-tree', '--name-only', 'agents/a~3', 'steps/a/').trim().split('\n')
+    const want = Array.from({ length: 1002 }, (_, i) => `steps/a/${String(i + 1).padStart(3, '0')}`).sort()
+    expect(at1002).toEqual(want)
   })
 })
