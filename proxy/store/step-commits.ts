@@ -48,42 +48,56 @@ async function subtree(repo: Repo, items: readonly TreeEntry[], name: string): P
 }
 
 /**
- * A tree kept serialized: its entries in git's order, each entry's bytes made once, so adding or
- * replacing one is a binary search and a join, never a re-sort of the whole directory.
+ * A tree kept serialized: its entries in git's order, each entry's bytes made once. A batch edits
+ * its own copy in place (adding a step is a binary search and, at the end, a push), so a long
+ * agent's steps directory is not copied once per step; a cached tree is never edited.
  */
 class SortedTree {
   private constructor(
     private readonly keys: string[],
     private readonly lines: Buffer[],
-    /** How this tree's body differs from the tree it was made from by `setTree` (bytes). */
-    readonly edit?: Omit<Edit, 'base'>,
+    /** The body's length: the sum of the lines'. */
+    private bytes: number,
   ) {}
 
   static of(entries: readonly TreeEntry[]): SortedTree {
     const sorted = entries
       .map((e) => ({ key: e.type === 'tree' ? `${e.path}/` : e.path, e }))
       .sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)))
+    const lines = sorted.map((s) => line(s.e))
     return new SortedTree(
       sorted.map((s) => s.key),
-      sorted.map((s) => line(s.e)),
+      lines,
+      lines.reduce((n, l) => n + l.length, 0),
     )
   }
 
-  /** Set the subtree `name` to `oid`. Names here are ASCII (step numbers): string order is git's byte order. */
-  setTree(name: string, oid: string): SortedTree {
+  /** A copy to edit (one per batch and agent). */
+  copy(): SortedTree {
+    return new SortedTree(this.keys.slice(), this.lines.slice(), this.bytes)
+  }
+
+  /**
+   * Set the subtree `name` to `oid`, in place; returns how the body changed. Names here are ASCII
+   * (step numbers): string order is git's byte order.
+   */
+  setTree(name: string, oid: string): Omit<Edit, 'base'> {
     const key = `${name}/`
-    let lo = 0
-    let hi = this.keys.length
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1
-      if ((this.keys[mid] as string) < key) lo = mid + 1
-      else hi = mid
+    const { keys, lines } = this
+    let lo = keys.length
+    // A new step sorts last, but for the first of each longer width (1000 goes before 101).
+    if (lo > 0 && (keys[lo - 1] as string) >= key) {
+      let hi = lo
+      lo = 0
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1
+        if ((keys[mid] as string) < key) lo = mid + 1
+        else hi = mid
+      }
     }
-    const keys = this.keys.slice()
-    const lines = this.lines.slice()
     const l = line({ mode: '040000', path: name, oid, type: 'tree' })
-    let prefix = 0
-    for (let i = 0; i < lo; i++) prefix += (lines[i] as Buffer).length
+    let prefix = this.bytes
+    for (let i = lines.length - 1; i >= lo; i--) prefix -= (lines[i] as Buffer).length
     const replaced = keys[lo] === key
     const skip = replaced ? (lines[lo] as Buffer).length : 0
     if (replaced) lines[lo] = l
@@ -91,19 +105,18 @@ class SortedTree {
       keys.splice(lo, 0, key)
       lines.splice(lo, 0, l)
     }
-    return new SortedTree(keys, lines, { prefix, skip, insert: l })
+    this.bytes += l.length - skip
+    return { prefix, skip, insert: l }
   }
 
-  /**
-   * The serialized tree. Given `base`, the body of the tree this one was made from by `setTree`, it
-   * is that body with the one edit applied (three copies), not every entry joined again: a long
-   * agent's steps directory has thousands.
-   */
-  body(base?: Buffer): Buffer {
-    const e = this.edit
-    if (!base || !e) return Buffer.concat(this.lines)
-    return Buffer.concat([base.subarray(0, e.prefix), e.insert, base.subarray(e.prefix + e.skip)])
+  body(): Buffer {
+    return Buffer.concat(this.lines, this.bytes)
   }
+}
+
+/** `base` with one edit applied (three copies): the body of the tree the edit made. */
+function edited(base: Buffer, e: Omit<Edit, 'base'>): Buffer {
+  return Buffer.concat([base.subarray(0, e.prefix), e.insert, base.subarray(e.prefix + e.skip)])
 }
 
 /**
@@ -144,7 +157,7 @@ async function buildAgent(
   const existing = stepsDir.find((e) => e.path === agent)
   if (existing && existing.type !== 'tree')
     throw new Error(`git path "steps/${agent}" is a file where holdfast expects a directory`)
-  let agentDir = await agentTree(repo, existing?.oid)
+  const agentDir = (await agentTree(repo, existing?.oid)).copy()
   const commits: string[] = []
   const put = (o: GitObject, entries?: TreeEntry[]): string => {
     objects.push(o)
@@ -163,12 +176,11 @@ async function buildAgent(
       type: 'blob',
     }))
     const stepTree = put(gitObject('tree', treeBody(files)), files)
-    agentDir = agentDir.setTree(formatStep(s.n), stepTree)
-    const agentObj = gitObject('tree', agentDir.body(previousDir?.body))
-    if (previousDir && agentDir.edit) agentObj.edit = { base: previousDir, ...agentDir.edit }
+    const edit = agentDir.setTree(formatStep(s.n), stepTree)
+    const agentObj = gitObject('tree', previousDir ? edited(previousDir.body, edit) : agentDir.body())
+    if (previousDir) agentObj.edit = { base: previousDir, ...edit }
     previousDir = agentObj
     put(agentObj)
-    agentTrees.get(repo)?.set(agentObj.oid, agentDir)
     stepsDir = withTree(stepsDir, agent, agentObj.oid)
     const stepsTree = put(gitObject('tree', treeBody(stepsDir)), stepsDir)
     root = withTree(root, 'steps', stepsTree)
@@ -180,6 +192,8 @@ async function buildAgent(
     commits.push(commit)
     parent = commit
   }
+  // The next batch starts from the last tree (content-addressed: right whether or not this lands).
+  if (previousDir) agentTrees.get(repo)?.set(previousDir.oid, agentDir)
   return commits
 }
 

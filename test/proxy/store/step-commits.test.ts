@@ -2,7 +2,8 @@
  * Step commits as the server makes them (store/step-commits): steps written as one pack, each its
  * own commit, refs moved by compare-and-swap; what the branch inherits keeps its modes; the
  * agent's own tree keeps git's order as it grows past step 999, and a batch's agent trees after
- * the first are deltas that git and holdfast's reader resolve.
+ * the first are deltas that git and holdfast's reader resolve; a batch edits its own copy of the
+ * agent's tree, never the cached one a later batch may build on.
  */
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -107,6 +108,35 @@ describe('step commits', () => {
       'theirs',
       'step 001: m [a]',
     ])
+  })
+
+  it('never changes a tree a later batch builds on: a branch moved back to an earlier batch gets that batch’s steps only (regression)', async () => {
+    await commitSteps(
+      ws.repo,
+      [1, 2, 3].map((n) => step('a', n, `{"n":${n}}`)),
+    )
+    const third = (await readRef(ws.repo, 'refs/heads/agents/a')) as string
+    await commitSteps(
+      ws.repo,
+      [4, 5, 6].map((n) => step('a', n, `{"n":${n}}`)),
+    )
+    // Someone moves the branch back to step 3; the next batch builds on step 3's tree, as cached.
+    await casRef(
+      ws.repo,
+      'refs/heads/agents/a',
+      third,
+      (await readRef(ws.repo, 'refs/heads/agents/a')) as string,
+    )
+    const { failed } = await commitSteps(ws.repo, [step('a', 4, '{"n":"4 again"}')])
+    expect(failed.size).toBe(0)
+    expect(git(ws.repo.gitdir, 'ls-tree', '--name-only', 'agents/a', 'steps/a/').trim().split('\n')).toEqual([
+      'steps/a/001',
+      'steps/a/002',
+      'steps/a/003',
+      'steps/a/004',
+    ])
+    expect(git(ws.repo.gitdir, 'show', 'agents/a:steps/a/004/request.json')).toBe('{"n":"4 again"}')
+    git(ws.repo.gitdir, 'fsck', '--strict')
   })
 
   it('writes a batch’s agent trees after the first as deltas at most 16 deep, and holdfast and git read each', async () => {
