@@ -52,14 +52,22 @@ function rawSocket(bytes: string, waitMs = 5000): Promise<string> {
   return new Promise((resolve, reject) => {
     const s = net.connect(Number(u.port), u.hostname, () => s.write(bytes, 'latin1'))
     let got = ''
-    s.on('data', (d) => (got += d.toString('latin1')))
-    s.on('end', () => resolve(got))
-    s.on('close', () => resolve(got))
-    s.on('error', reject)
-    setTimeout(() => {
+    // Cleared once the server ends the exchange: a pending timer kept jest's worker alive (regression).
+    const timer = setTimeout(() => {
       s.destroy()
       resolve(got)
     }, waitMs)
+    const done = (): void => {
+      clearTimeout(timer)
+      resolve(got)
+    }
+    s.on('data', (d) => (got += d.toString('latin1')))
+    s.on('end', done)
+    s.on('close', done)
+    s.on('error', (err) => {
+      clearTimeout(timer)
+      reject(err)
+    })
   })
 }
 

@@ -114,10 +114,13 @@ describe('fetchNoticingCuts', () => {
     const reader = (res.body as ReadableStream<Uint8Array>).getReader()
     expect(Buffer.from((await reader.read()).value as Uint8Array).toString()).toBe(EVENTS[0])
     await reader.cancel('done with it')
+    // The timer is cleared when the close wins: left pending, it kept jest's worker alive (regression).
+    let timer: NodeJS.Timeout | undefined
     const seen = await Promise.race([
       closed.then(() => 'closed'),
-      new Promise((r) => setTimeout(() => r('still open'), 2000)),
+      new Promise((r) => (timer = setTimeout(() => r('still open'), 2000))),
     ])
+    clearTimeout(timer)
     expect(seen).toBe('closed')
     await new Promise((r) => setTimeout(r, 50))
     expect(cuts).toEqual([])
