@@ -4,9 +4,9 @@
  * by compare-and-swap. Invariant: an agent's steps are committed in the order given (the caller
  * gives them in step order), each on top of the previous; only the trees on the changed path are
  * rewritten, and the agent's own `steps/<agent>` tree (one entry per step) is kept serialized per
- * tip, so a step adds an entry instead of rebuilding the directory; within a batch each agent tree
- * after the first is written as a delta on the one before (its id is still hashed over the whole
- * tree). An empty batch writes nothing.
+ * batch tip: a batch edits its own copy in place (a step is a push), never a cached one; within a
+ * batch each agent tree after the first is the previous body with one entry spliced in, written as
+ * a delta on it (its id is still hashed over the whole tree). An empty batch writes nothing.
  */
 import { formatStep } from '../core/naming'
 import { commitTree, getTree } from './git-read'
