@@ -111,30 +111,16 @@ describe('step commits', () => {
   })
 
   it('never changes a tree a later batch builds on: a branch moved back to an earlier batch gets that batch’s steps only (regression)', async () => {
-    await commitSteps(
-      ws.repo,
-      [1, 2, 3].map((n) => step('a', n, `{"n":${n}}`)),
-    )
-    const third = (await readRef(ws.repo, 'refs/heads/agents/a')) as string
-    await commitSteps(
-      ws.repo,
-      [4, 5, 6].map((n) => step('a', n, `{"n":${n}}`)),
-    )
+    const steps = (ns: number[]) => ns.map((n) => step('a', n, `{"n":${n}}`))
+    const tip = async () => (await readRef(ws.repo, 'refs/heads/agents/a')) as string
+    await commitSteps(ws.repo, steps([1, 2, 3]))
+    const third = await tip()
+    await commitSteps(ws.repo, steps([4, 5, 6]))
     // Someone moves the branch back to step 3; the next batch builds on step 3's tree, as cached.
-    await casRef(
-      ws.repo,
-      'refs/heads/agents/a',
-      third,
-      (await readRef(ws.repo, 'refs/heads/agents/a')) as string,
-    )
-    const { failed } = await commitSteps(ws.repo, [step('a', 4, '{"n":"4 again"}')])
-    expect(failed.size).toBe(0)
-    expect(git(ws.repo.gitdir, 'ls-tree', '--name-only', 'agents/a', 'steps/a/').trim().split('\n')).toEqual([
-      'steps/a/001',
-      'steps/a/002',
-      'steps/a/003',
-      'steps/a/004',
-    ])
+    await casRef(ws.repo, 'refs/heads/agents/a', third, await tip())
+    expect((await commitSteps(ws.repo, [step('a', 4, '{"n":"4 again"}')])).failed.size).toBe(0)
+    const listed = git(ws.repo.gitdir, 'ls-tree', '--name-only', 'agents/a', 'steps/a/').trim()
+    expect(listed.split('\n').map((p) => p.slice('steps/a/'.length))).toEqual(['001', '002', '003', '004'])
     expect(git(ws.repo.gitdir, 'show', 'agents/a:steps/a/004/request.json')).toBe('{"n":"4 again"}')
     git(ws.repo.gitdir, 'fsck', '--strict')
   })
