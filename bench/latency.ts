@@ -10,12 +10,12 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { postJson, startBare, startFake, startHoldfast } from './procs'
+import { filler, pct, postJson, startBare, startFake, startHoldfast } from './procs'
 
 const N = Number(process.argv[2] ?? 1500)
 const RUNS = Number(process.argv[3] ?? 3)
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-const filler = 'lorem ipsum dolor sit amet '.repeat(400).slice(0, 10_000)
+const text = filler(10_000)
 
 /** Request `i` to `url`; resolves with its time to the last byte, ms. */
 function post(url: string, i: number): Promise<number> {
@@ -24,12 +24,10 @@ function post(url: string, i: number): Promise<number> {
     max_tokens: 64,
     tools: [{ name: 'Read', description: 'read a file', input_schema: { type: 'object' } }],
     system: 'You are a benchmark.',
-    messages: [{ role: 'user', content: `${i} ${filler}` }],
+    messages: [{ role: 'user', content: `${i} ${text}` }],
   })
   return postJson(agent, url, body)
 }
-
-const p50 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
 
 async function main(): Promise<void> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-latency-'))
@@ -51,7 +49,7 @@ async function main(): Promise<void> {
       ]
       const times: number[][] = [[], [], []]
       for (let i = 0; i < N; i++) for (const [k, u] of urls.entries()) times[k]?.push(await post(u, i))
-      const [d, b, h] = times.map(p50) as [number, number, number]
+      const [d, b, h] = times.map((t) => pct(t, 50)) as [number, number, number]
       // Run 0 warms all three (JIT, connections, the workspace) and is not printed.
       if (run > 0)
         process.stdout.write(

@@ -11,30 +11,20 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { type Proc, postJson, rssMb, startFake, startHoldfast } from './procs'
+import { type Proc, cpuMs, filler, pct, postJson, rssMb, startFake, startHoldfast } from './procs'
 
 const [N = 150, C = 1, BYTES = 1_000_000] = process.argv.slice(2).map(Number)
-const TICK_MS = 1000 / 100 // USER_HZ
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 2 * C })
-const filler = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(BYTES / 27)).slice(0, BYTES)
+const text = filler(BYTES)
 const body = (i: number): Buffer =>
   Buffer.from(
     JSON.stringify({
       model: 'claude-sonnet-4-5',
       max_tokens: 16,
-      messages: [{ role: 'user', content: `${i} ${filler}` }],
+      messages: [{ role: 'user', content: `${i} ${text}` }],
     }),
   )
-
-/** CPU ms of every thread of `pid` so far. */
-function cpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(f[11]) + Number(f[12])) * TICK_MS
-}
-
-const p50 = (t: number[]): number => [...t].sort((x, y) => x - y)[Math.floor(t.length / 2)] ?? NaN
 
 async function main(): Promise<void> {
   if (process.env.MALLOC_MMAP_THRESHOLD_ !== undefined || process.env.GLIBC_TUNABLES !== undefined) {
@@ -93,7 +83,7 @@ async function main(): Promise<void> {
       )
       await new Promise((r) => setTimeout(r, 1500)) // the commits land
       const cpu = targets.map((t) => ((cpuMs(t.proc.pid) - t.cpu) / N).toFixed(2)).join(' / ')
-      const lat = targets.map((t) => p50(t.times).toFixed(2)).join(' / ')
+      const lat = targets.map((t) => pct(t.times, 50).toFixed(2)).join(' / ')
       console.log(`round ${round}: p50 ms ${lat}; CPU ms per request ${cpu}; RSS MB ${rss()}`)
     }
     await new Promise((r) => setTimeout(r, 10_000))

@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { rssMb, startFake, startHoldfast } from './procs'
+import { filler, rssMb, startFake, startHoldfast } from './procs'
 
 const [N = 10_000, A = 2_500, C = 16] = process.argv.slice(2).map(Number)
 
@@ -37,9 +37,9 @@ function post(url: string, body: Buffer): Promise<number> {
   })
 }
 
-const filler = 'lorem ipsum dolor sit amet '.repeat(400).slice(0, 10_000)
+const text = filler(10_000)
 function body(agentIx: number, turn: number): Buffer {
-  const messages: object[] = [{ role: 'user', content: `agent ${agentIx} ${filler}` }]
+  const messages: object[] = [{ role: 'user', content: `agent ${agentIx} ${text}` }]
   for (let t = 1; t <= turn; t++)
     messages.push({ role: 'assistant', content: `ok ${t}` }, { role: 'user', content: `turn ${t}` })
   return Buffer.from(

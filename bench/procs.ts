@@ -1,6 +1,7 @@
 /**
  * The benches' processes: start a server (the fake upstream, the bare forwarder, holdfast) and read
- * the URL from its first line; read a process's memory; send a request and time it. Every process
+ * the URL from its first line; read a process's memory and CPU; send a request and time it; the
+ * filler text requests are made of and the percentile the figures are read with. Every process
  * started here is killed when the bench exits, however it exits, so a failed run never leaves
  * servers behind.
  */
@@ -74,6 +75,24 @@ export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024
 }
+
+/** CPU ms of a process so far: all its threads, live or gone, and the children it reaped (git). */
+export function cpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const tick = 10 // USER_HZ = 100 on Linux
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * tick
+}
+
+/** The `p`th percentile of `xs` (nearest rank; NaN when empty). */
+export function pct(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN
+}
+
+/** `bytes` of lorem ipsum: the bulk of every bench request. */
+export const filler = (bytes: number): string =>
+  'lorem ipsum dolor sit amet '.repeat(Math.ceil(bytes / 27)).slice(0, bytes)
 
 /** POST a JSON body through `agent` and read the whole answer; resolves with the time to its last byte, ms (a status other than 200 rejects). */
 export function postJson(agent: http.Agent, url: string, body: Buffer | string): Promise<number> {

@@ -14,7 +14,7 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { postJson, startBare, startFake, startHoldfast } from './procs'
+import { filler, postJson, startBare, startFake, startHoldfast } from './procs'
 
 const N = Number(process.argv[2] ?? 500)
 /** Client lanes sending at once; through holdfast each lane is its own agent, as in `npm run bench`. */
@@ -43,14 +43,14 @@ function threads(pid: number): Map<string, { name: string; ms: number }> {
 const agent = new http.Agent({ keepAlive: true, maxSockets: C })
 const post = (url: string, body: Buffer): Promise<number> => postJson(agent, url, body)
 
-const filler = 'lorem ipsum dolor sit amet '.repeat(400).slice(0, 10_000)
+const text = filler(10_000)
 const body = (i: number): Buffer =>
   Buffer.from(
     JSON.stringify({
       model: 'claude-sonnet-4-5',
       max_tokens: 16,
       system: 'You are a benchmark.',
-      messages: [{ role: 'user', content: `${i} ${filler}` }],
+      messages: [{ role: 'user', content: `${i} ${text}` }],
     }),
   )
 

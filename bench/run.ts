@@ -14,7 +14,7 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { type Proc, rssMb, startBare, startFake, startHoldfast } from './procs'
+import { type Proc, cpuMs, filler, pct, rssMb, startBare, startFake, startHoldfast } from './procs'
 
 const QUICK = process.argv.includes('--quick')
 const scale = QUICK ? 0.25 : 1
@@ -24,14 +24,6 @@ async function stop(p: Proc): Promise<void> {
   const exited = new Promise((r) => p.child.once('exit', r))
   p.child.kill('SIGTERM')
   await exited
-}
-
-/** CPU ms of a process: all its threads, live or gone, and the children it reaped (git repack). */
-function cpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  const tick = 10 // USER_HZ = 100 on Linux
-  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * tick
 }
 
 const load1 = (): string => os.loadavg()[0]?.toFixed(2) ?? '?'
@@ -92,7 +84,7 @@ type Dialect = 'anthropic' | 'openai'
 const PATHS: Record<Dialect, string> = { anthropic: '/v1/messages', openai: '/v1/chat/completions' }
 
 function body(dialect: Dialect, bytes: number, stream: boolean, marker: string): Buffer {
-  const filler = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(bytes / 27)).slice(0, bytes)
+  const text = filler(bytes)
   if (dialect === 'openai') {
     return Buffer.from(
       JSON.stringify({
@@ -102,7 +94,7 @@ function body(dialect: Dialect, bytes: number, stream: boolean, marker: string):
         tools: [{ type: 'function', function: { name: 'Read', parameters: { type: 'object' } } }],
         messages: [
           { role: 'system', content: 'You are a benchmark.' },
-          { role: 'user', content: `${marker} ${filler}` },
+          { role: 'user', content: `${marker} ${text}` },
         ],
       }),
     )
@@ -114,14 +106,9 @@ function body(dialect: Dialect, bytes: number, stream: boolean, marker: string):
       stream,
       tools: [{ name: 'Read', description: 'read a file', input_schema: { type: 'object' } }],
       system: 'You are a benchmark.',
-      messages: [{ role: 'user', content: `${marker} ${filler}` }],
+      messages: [{ role: 'user', content: `${marker} ${text}` }],
     }),
   )
-}
-
-const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN
 }
 
 interface Run {
