@@ -1,10 +1,10 @@
 /**
- * Where a 10 KB recorded step's cost goes: the built holdfast (`npm run build` first) and the bare
- * forwarder each take the same 10 KB JSON requests against the fake upstream; prints CPU per
+ * Where a recorded step's cost goes: the built holdfast (`npm run build` first) and the bare
+ * forwarder each take the same JSON requests (10 KB unless told) against the fake upstream; prints CPU per
  * request split by thread (the server thread, and the others: commit worker, libuv pool, V8
  * helpers, which Node 20 all names `node`; from /proc/<pid>/task), then by thread id, and, when
  * strace is installed, system calls per request by name (`strace -c -f` attached for the measured
- * requests only). Run: `node -r ./scripts/register.js bench/profile.ts [requests=500] [lanes=1]`
+ * requests only). Run: `node -r ./scripts/register.js bench/profile.ts [requests=500] [lanes=1] [bytes=10000]`
  * (`HOLDFAST_BENCH_ROOT=<dir>`: the holdfast built in another checkout; `HOLDFAST_NODE_ARGS="…"`:
  * node flags for holdfast; `HOLDFAST_PROFILE_CPU=<dir>`: a `--cpu-prof` profile per thread there).
  * Measures; asserts nothing.
@@ -21,9 +21,9 @@ const N = Number(process.argv[2] ?? 500)
 const C = Number(process.argv[3] ?? 1)
 const TICK_MS = 1000 / 100 // USER_HZ
 
-/** CPU ms of each thread of `pid`, by thread id, with its name. */
-function threads(pid: number): Map<string, { name: string; ms: number }> {
-  const out = new Map<string, { name: string; ms: number }>()
+/** CPU ms and minor page faults of each thread of `pid`, by thread id, with its name. */
+function threads(pid: number): Map<string, { name: string; ms: number; faults: number }> {
+  const out = new Map<string, { name: string; ms: number; faults: number }>()
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
       const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
@@ -32,6 +32,7 @@ function threads(pid: number): Map<string, { name: string; ms: number }> {
       out.set(tid, {
         name: tid === String(pid) ? 'server thread' : name === 'node' ? 'other threads' : name,
         ms: (Number(f[11]) + Number(f[12])) * TICK_MS,
+        faults: Number(f[7]),
       })
     } catch {
       // the thread ended
@@ -43,7 +44,8 @@ function threads(pid: number): Map<string, { name: string; ms: number }> {
 const agent = new http.Agent({ keepAlive: true, maxSockets: C })
 const post = (url: string, body: Buffer): Promise<number> => postJson(agent, url, body)
 
-const text = filler(10_000)
+const BYTES = Number(process.argv[4] ?? 10_000)
+const text = filler(BYTES)
 const body = (i: number): Buffer =>
   Buffer.from(
     JSON.stringify({
@@ -124,12 +126,13 @@ async function measure(
     await new Promise((r) => tracer.once('exit', r))
   }
   const byName = new Map<string, number>()
-  const byThread: { tid: string; name: string; ms: number }[] = []
+  const byThread: { tid: string; name: string; ms: number; faults: number }[] = []
   for (const [tid, t] of after) {
     const ms = t.ms - (before.get(tid)?.ms ?? 0)
     byName.set(t.name, (byName.get(t.name) ?? 0) + ms)
-    byThread.push({ tid, name: t.name, ms })
+    byThread.push({ tid, name: t.name, ms, faults: t.faults - (before.get(tid)?.faults ?? 0) })
   }
+  const faults = byThread.reduce((a, t) => a + t.faults, 0)
   const total = [...byName.values()].reduce((a, b) => a + b, 0)
   const lines = [
     `${label}: CPU ${(total / N).toFixed(2)} ms per request — ${[...byName]
@@ -142,6 +145,12 @@ async function measure(
     `${label}: by thread id — ${byThread
       .filter((t) => t.ms / N >= 0.01)
       .map((t) => `${t.tid}${t.name === 'server thread' ? ' (server)' : ''} ${(t.ms / N).toFixed(2)}`)
+      .join(', ')}`,
+    // A first touch of memory the process had not used (or gave back) costs a page fault; on this
+    // VM one costs microseconds, so a request that allocates fresh megabytes pays for it here.
+    `${label}: ${(faults / N).toFixed(0)} minor page faults per request — ${byThread
+      .filter((t) => t.faults / N >= 1)
+      .map((t) => `${t.tid}${t.name === 'server thread' ? ' (server)' : ''} ${(t.faults / N).toFixed(0)}`)
       .join(', ')}`,
   ]
   if (tracer && fs.existsSync(traceFile)) {
@@ -183,7 +192,7 @@ async function main(): Promise<void> {
   )
   try {
     const out = [
-      `${N} 10 KB JSON requests over ${C} lane${C === 1 ? '' : 's'}, ${new Date().toISOString().slice(0, 16)}Z, load ${os.loadavg()[0]?.toFixed(2)}`,
+      `${N} ${BYTES >= 1e6 ? `${BYTES / 1e6} MB` : `${BYTES / 1e3} KB`} JSON requests over ${C} lane${C === 1 ? '' : 's'}, ${new Date().toISOString().slice(0, 16)}Z, load ${os.loadavg()[0]?.toFixed(2)}`,
       ...(await measure('bare forwarder', bare.child.pid as number, () => `${bare.url}/v1/messages`)),
       ...(await measure(
         'holdfast',
