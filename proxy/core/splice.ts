@@ -114,6 +114,24 @@ function skipValue(b: Buffer, i: number): number {
   return i > start ? i : -1
 }
 
+/**
+ * Offset just past the first `count` elements of the array whose `[` is at `open` (just past the
+ * last one when it has fewer); -1 when they are not well-formed. Scans only those elements.
+ */
+export function arrayPrefixEnd(b: Buffer, open: number, count: number): number {
+  if (b[open] !== 0x5b) return -1
+  let end = open + 1
+  let i = skipSpace(b, end)
+  for (let k = 0; k < count && b[i] !== 0x5d; k++) {
+    const e = skipValue(b, i)
+    if (e === -1) return -1
+    end = e
+    i = skipSpace(b, e)
+    if (b[i] === 0x2c) i = skipSpace(b, i + 1)
+  }
+  return end
+}
+
 function decodeKey(b: Buffer, start: number, end: number): string | undefined {
   if (!b.subarray(start, end).includes(BACKSLASH)) return b.toString('utf8', start + 1, end - 1)
   try {

@@ -2,10 +2,13 @@
  * The previous records the hold compares with, kept in memory: each agent's last recorded request
  * (so a 1 MB record is parsed once), within one byte budget over all agents — the least recently
  * used agent's copy is dropped first and read from the record again next time (record/index).
- * Invariant: a kept copy is exactly what was recorded, slimmed to what the hold reads.
+ * Invariant: a kept copy is exactly what was recorded, slimmed to what the hold reads: of the
+ * parse, the top-level fields, the system messages and the head; of the bytes, the `tools` value
+ * a held step re-sends (the transcript's bytes are not kept once per agent).
  */
 import { hasLongTtl, type PreviousStep } from '../core/hold'
 import { isObject, type JsonObject } from '../core/json'
+import { arrayPrefixEnd, type ScannedTop, scanTopLevel } from '../core/splice'
 
 interface Kept {
   step: number
@@ -14,8 +17,8 @@ interface Kept {
   size: number
 }
 
-/** What a kept previous request costs in memory: its bytes and the parsed fields kept beside them. */
-const keptSize = (p: PreviousStep): number => 3 * p.bytes.length
+/** A parsed JSON text costs about twice its bytes in memory (its strings, objects and arrays). */
+const PARSED_PER_BYTE = 2
 
 /**
  * What the hold reads of a previous request: every top-level field but the transcript, of which
@@ -45,8 +48,41 @@ function own(bytes: Buffer): Buffer {
   return copy
 }
 
+const TOOLS_OPEN = Buffer.from('{"tools":')
+const CLOSE = Buffer.from('}')
+
+/**
+ * What the hold reads of a request's bytes — its top-level `tools` value, re-sent byte for byte by
+ * a held step — as the smallest request holding exactly those bytes (`{"tools":…}`, or `{}`
+ * without tools), with its scan.
+ */
+function toolsOnly(bytes: Buffer, top: ScannedTop): { bytes: Buffer; top: ScannedTop } {
+  const span = top.keys.get('tools')
+  const value = span ? bytes.subarray(span.valueStart, span.valueEnd) : undefined
+  const out = value ? Buffer.concat([TOOLS_OPEN, value, CLOSE]) : Buffer.from('{}')
+  const keys = new Map(
+    value
+      ? [
+          [
+            'tools',
+            { keyStart: 1, valueStart: TOOLS_OPEN.length, valueEnd: TOOLS_OPEN.length + value.length },
+          ],
+        ]
+      : [],
+  )
+  return { bytes: out, top: { ok: true, keys, open: 0, close: out.length - 1 } }
+}
+
+/** The bytes of the part of a request `slim` kept: all of it but the transcript after the head. */
+function slimBytes(bytes: Buffer, top: ScannedTop, parsed: JsonObject, kept: JsonObject): number {
+  const span = top.keys.get('messages')
+  if (kept === parsed || !span || !Array.isArray(kept.messages)) return bytes.length
+  const end = arrayPrefixEnd(bytes, span.valueStart, kept.messages.length)
+  return end === -1 ? bytes.length : bytes.length - (span.valueEnd - 1 - end)
+}
+
 /** The 1 h cache lifetime is asked for: looked for in the full request once, cheaply (a byte search first). */
-function longTtl(bytes: Buffer, parsed: JsonObject): boolean {
+function hasLongTtlIn(bytes: Buffer, parsed: JsonObject): boolean {
   return bytes.includes('"1h"') && hasLongTtl(parsed)
 }
 
@@ -98,13 +134,19 @@ export class PreviousRecords {
 
   /** Remember step `n`'s request, just recorded, as the next step's previous. */
   remember(key: string, n: number, previous: PreviousStep): PreviousStep {
-    const p: PreviousStep = {
-      ...previous,
-      bytes: own(previous.bytes),
-      parsed: slim(previous.parsed),
-      longTtl: previous.longTtl ?? longTtl(previous.bytes, previous.parsed),
-    }
-    this.keep(key, { step: n, previous: p, size: keptSize(p) })
+    const parsed = slim(previous.parsed)
+    const longTtl = previous.longTtl ?? hasLongTtlIn(previous.bytes, previous.parsed)
+    const top = previous.top ?? scanTopLevel(previous.bytes)
+    const tools = top.ok ? toolsOnly(previous.bytes, top) : undefined
+    // A record whose top level does not scan is kept whole: the hold reports its fault.
+    const p: PreviousStep = tools
+      ? { ...previous, bytes: tools.bytes, top: tools.top, parsed, longTtl }
+      : { ...previous, bytes: own(previous.bytes), top: undefined, parsed, longTtl }
+    const size =
+      tools && top.ok
+        ? tools.bytes.length + PARSED_PER_BYTE * slimBytes(previous.bytes, top, previous.parsed, parsed)
+        : (1 + PARSED_PER_BYTE) * previous.bytes.length
+    this.keep(key, { step: n, previous: p, size })
     return p
   }
 

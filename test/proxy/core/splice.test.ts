@@ -1,4 +1,4 @@
-import { applyEdits, jsonBytes, scanTopLevel, toolsEdit } from '../../../proxy/core/splice'
+import { applyEdits, arrayPrefixEnd, jsonBytes, scanTopLevel, toolsEdit } from '../../../proxy/core/splice'
 import type { Edit, ScannedTop } from '../../../proxy/core/splice'
 
 function scan(text: string): { body: Buffer; top: ScannedTop } {
@@ -84,6 +84,20 @@ describe('scanTopLevel', () => {
     const { top } = scan(' { \n } ')
     expect(top.keys.size).toBe(0)
     expect([top.open, top.close]).toEqual([1, 5])
+  })
+})
+
+describe('arrayPrefixEnd', () => {
+  it('ends just past the first n elements, past the last when there are fewer, and is -1 on a malformed one', () => {
+    const b = Buffer.from('[ {"a":"x]"} , [1,2] ,"s" ]')
+    const text = (end: number) => b.subarray(0, end).toString()
+    expect(text(arrayPrefixEnd(b, 0, 0))).toBe('[')
+    expect(text(arrayPrefixEnd(b, 0, 1))).toBe('[ {"a":"x]"}')
+    expect(text(arrayPrefixEnd(b, 0, 2))).toBe('[ {"a":"x]"} , [1,2]')
+    expect(text(arrayPrefixEnd(b, 0, 9))).toBe('[ {"a":"x]"} , [1,2] ,"s"')
+    expect(arrayPrefixEnd(Buffer.from('[]'), 0, 3)).toBe(1)
+    expect(arrayPrefixEnd(Buffer.from('[{"a":1'), 0, 1)).toBe(-1)
+    expect(arrayPrefixEnd(Buffer.from('{}'), 0, 1)).toBe(-1)
   })
 })
 

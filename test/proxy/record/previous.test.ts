@@ -1,8 +1,10 @@
 /**
  * The previous record the hold reads (record/previous): only what the hold reads is kept, the 1 h
  * lifetime is still seen, and the agents' copies share one byte budget, least recently used first out.
+ * Of the bytes only the `tools` value is kept: a held step re-sends it byte for byte.
  */
-import type { PreviousStep } from '../../../proxy/core/hold'
+import { hold, type PreviousStep } from '../../../proxy/core/hold'
+import { anthropic } from '../../../proxy/dialects'
 import { PreviousRecords, slim } from '../../../proxy/record/previous'
 
 const messages = [
@@ -80,5 +82,61 @@ describe('the byte budget of the previous records', () => {
     records.remember('a', 1, previous(11))
     expect(records.has('a')).toBe(false)
     expect(records.held).toEqual({ bytes: 0, agents: 0 })
+  })
+})
+
+describe('the bytes a kept copy holds', () => {
+  // Spacing and number spellings a re-serialization would change: a held step must re-send them as they were.
+  const tools =
+    '[ {"name":"a","input_schema":{"type":"object","x":2.50}}, {"name":"b","input_schema":{"type":"object"}} ]'
+  const transcript = [
+    { role: 'user', content: 'head' },
+    { role: 'assistant', content: 'x'.repeat(100_000) },
+    { role: 'user', content: 'tail' },
+  ]
+  const recorded = Buffer.from(
+    `{"model":"claude-sonnet-4-5","tools":${tools},"messages":${JSON.stringify(transcript)}}`,
+  )
+  const step = (bytes: Buffer): PreviousStep => ({
+    path: 'request.json',
+    bytes,
+    parsed: JSON.parse(bytes.toString()) as PreviousStep['parsed'],
+    sentAt: 0,
+    headers: {},
+  })
+
+  it('are the tools value alone, and a step held against them sends exactly what it would against the whole record', () => {
+    const kept = new PreviousRecords(1 << 20).remember('k', 1, step(recorded))
+    expect(kept.bytes.toString()).toBe(`{"tools":${tools}}`)
+    const next = {
+      model: 'claude-sonnet-4-5',
+      tools: [{ name: 'a', input_schema: { type: 'object', x: 2.5 } }],
+      messages: transcript,
+    }
+    const composed = { bytes: Buffer.from(JSON.stringify(next)), parsed: next, headers: {} }
+    const fromKept = hold(anthropic, kept, composed, { now: 1 })
+    const fromWhole = hold(anthropic, step(recorded), composed, { now: 1 })
+    expect(fromKept.verdict).toMatchObject({ applied: true, held: ['b'] })
+    expect(fromKept.body.equals(fromWhole.body)).toBe(true)
+    expect(fromKept.body.toString()).toContain(`"tools":${tools}`)
+  })
+
+  it('count what they keep: the transcript after the head costs nothing, the rest twice its bytes for the parse', () => {
+    const records = new PreviousRecords(1 << 20)
+    records.remember('k', 1, step(recorded))
+    const { bytes } = records.held
+    expect(bytes).toBeLessThan(recorded.length / 10)
+    // The kept tools bytes, and the parse of what slim kept: the record but the messages after the head.
+    const afterHead = JSON.stringify(transcript).length - JSON.stringify(transcript.slice(0, 1)).length
+    expect(bytes).toBe(`{"tools":${tools}}`.length + 2 * (recorded.length - afterHead))
+  })
+
+  it('are the whole record when its top level does not scan, so the hold still reports the fault', () => {
+    const twice = Buffer.from('{"model":"m","tools":[{"name":"a"},{"name":"b"}],"model":"m","messages":[]}')
+    const kept = new PreviousRecords(1 << 20).remember('k', 1, step(twice))
+    expect(kept.bytes.equals(twice)).toBe(true)
+    const next = { model: 'm', tools: [{ name: 'a' }], messages: [] }
+    const composed = { bytes: Buffer.from(JSON.stringify(next)), parsed: next, headers: {} }
+    expect(hold(anthropic, kept, composed, { now: 1 }).verdict.reason).toBe('record-fault')
   })
 })

@@ -108,7 +108,7 @@ describe('the send half', () => {
     expect(second.n).toBe(2)
     expect(second.meta.hold.reason).not.toBe('first-step')
     const previous = await run.ctx.records.previous(first.agent, 2, anthropic)
-    expect(previous && 'bytes' in previous && previous.bytes.toString()).toBe(body('one'))
+    expect(previous && 'parsed' in previous && previous.parsed).toEqual(JSON.parse(body('one')))
   })
 })
 
