@@ -121,4 +121,25 @@ describe('the exchange view', () => {
       tools: [],
     })
   })
+
+  it('is frozen and holds every field as its own, the summary and headers read on first use', () => {
+    const ex = exchange({ body: { model: 'm', messages: [] }, headers: { 'User-Agent': 'ua' } })
+    expect(Object.isFrozen(ex)).toBe(true)
+    expect(Object.keys(ex)).toEqual([
+      'id',
+      'dialect',
+      'kind',
+      'path',
+      'workspace',
+      'agent',
+      'replay',
+      'body',
+      'route',
+      'response',
+      'summary',
+      'headers',
+    ])
+    expect(ex.headers).toBe(ex.summary.headers)
+    expect(JSON.parse(JSON.stringify(ex))).toMatchObject({ agent: 'main', headers: { 'user-agent': 'ua' } })
+  })
 })
