@@ -49,27 +49,26 @@ function own(bytes: Buffer): Buffer {
 }
 
 const TOOLS_OPEN = Buffer.from('{"tools":')
-const CLOSE = Buffer.from('}')
+/** Shared by every copy without tools: nothing writes a kept copy's bytes. */
+const NO_TOOLS = { bytes: Buffer.from('{}'), top: { ok: true, keys: new Map(), open: 0, close: 1 } } as const
 
 /**
  * What the hold reads of a request's bytes — its top-level `tools` value, re-sent byte for byte by
  * a held step — as the smallest request holding exactly those bytes (`{"tools":…}`, or `{}`
- * without tools), with its scan.
+ * without tools), with its scan. In memory of its own: a small Buffer from Node's pool would keep
+ * the pool's whole 8 KB slab alive, once per agent.
  */
 function toolsOnly(bytes: Buffer, top: ScannedTop): { bytes: Buffer; top: ScannedTop } {
   const span = top.keys.get('tools')
-  const value = span ? bytes.subarray(span.valueStart, span.valueEnd) : undefined
-  const out = value ? Buffer.concat([TOOLS_OPEN, value, CLOSE]) : Buffer.from('{}')
-  const keys = new Map(
-    value
-      ? [
-          [
-            'tools',
-            { keyStart: 1, valueStart: TOOLS_OPEN.length, valueEnd: TOOLS_OPEN.length + value.length },
-          ],
-        ]
-      : [],
-  )
+  if (!span) return NO_TOOLS
+  const length = span.valueEnd - span.valueStart
+  const out = Buffer.allocUnsafeSlow(TOOLS_OPEN.length + length + 1)
+  TOOLS_OPEN.copy(out, 0)
+  bytes.copy(out, TOOLS_OPEN.length, span.valueStart, span.valueEnd)
+  out[out.length - 1] = 0x7d // }
+  const keys = new Map([
+    ['tools', { keyStart: 1, valueStart: TOOLS_OPEN.length, valueEnd: TOOLS_OPEN.length + length }],
+  ])
   return { bytes: out, top: { ok: true, keys, open: 0, close: out.length - 1 } }
 }
 

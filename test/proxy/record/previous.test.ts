@@ -108,6 +108,8 @@ describe('the bytes a kept copy holds', () => {
   it('are the tools value alone, and a step held against them sends exactly what it would against the whole record', () => {
     const kept = new PreviousRecords(1 << 20).remember('k', 1, step(recorded))
     expect(kept.bytes.toString()).toBe(`{"tools":${tools}}`)
+    // In memory of its own: a view into Node's shared pool would keep a whole 8 KB slab per agent.
+    expect(kept.bytes.buffer.byteLength).toBe(kept.bytes.length)
     const next = {
       model: 'claude-sonnet-4-5',
       tools: [{ name: 'a', input_schema: { type: 'object', x: 2.5 } }],
