@@ -11,6 +11,7 @@ import { HoldfastError } from '../core/errors'
 import { type PreviousStep, RecordFault } from '../core/hold'
 import { formatStep } from '../core/naming'
 import { recordParser } from '../core/record'
+import type { ScannedTop } from '../core/splice'
 import type { Dialect } from '../dialects/types'
 import type { AgentState } from '../agents'
 import type { Finished } from './finish'
@@ -178,6 +179,8 @@ export class Records {
     bytes: Buffer,
     parsed: PreviousStep['parsed'],
     meta: StepMeta,
+    /** scanTopLevel(bytes) when the caller has it (the client's body sent as it came). */
+    top?: ScannedTop,
   ): JournalEntry {
     let entry: JournalEntry
     try {
@@ -198,6 +201,7 @@ export class Records {
       parsed,
       sentAt: Date.parse(meta.started_at),
       headers: meta.cache_keying_headers,
+      top,
     })
     return entry
   }
