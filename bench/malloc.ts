@@ -11,20 +11,23 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { type Proc, cpuMs, filler, pct, postJson, rssMb, startFake, startHoldfast } from './procs'
+import {
+  type Proc,
+  cpuMs,
+  filler,
+  pct,
+  postJson,
+  requestBody,
+  rssMb,
+  startFake,
+  startHoldfast,
+} from './procs'
 
 const [N = 150, C = 1, BYTES = 1_000_000] = process.argv.slice(2).map(Number)
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 2 * C })
 const text = filler(BYTES)
-const body = (i: number): Buffer =>
-  Buffer.from(
-    JSON.stringify({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 16,
-      messages: [{ role: 'user', content: `${i} ${text}` }],
-    }),
-  )
+const body = (i: number): Buffer => requestBody(i, text)
 
 async function main(): Promise<void> {
   if (process.env.MALLOC_MMAP_THRESHOLD_ !== undefined || process.env.GLIBC_TUNABLES !== undefined) {

@@ -94,6 +94,17 @@ export function pct(xs: readonly number[], p: number): number {
 export const filler = (bytes: number): string =>
   'lorem ipsum dolor sit amet '.repeat(Math.ceil(bytes / 27)).slice(0, bytes)
 
+/** Request `i` of a bench: one user message of `i` and `text`, with `extra` top-level fields before it. */
+export const requestBody = (i: number, text: string, extra: object = {}): Buffer =>
+  Buffer.from(
+    JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 16,
+      ...extra,
+      messages: [{ role: 'user', content: `${i} ${text}` }],
+    }),
+  )
+
 /** POST a JSON body through `agent` and read the whole answer; resolves with the time to its last byte, ms (a status other than 200 rejects). */
 export function postJson(agent: http.Agent, url: string, body: Buffer | string): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -14,7 +14,7 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { filler, postJson, startBare, startFake, startHoldfast } from './procs'
+import { filler, postJson, requestBody, startBare, startFake, startHoldfast } from './procs'
 
 const N = Number(process.argv[2] ?? 500)
 /** Client lanes sending at once; through holdfast each lane is its own agent, as in `npm run bench`. */
@@ -46,15 +46,7 @@ const post = (url: string, body: Buffer): Promise<number> => postJson(agent, url
 
 const BYTES = Number(process.argv[4] ?? 10_000)
 const text = filler(BYTES)
-const body = (i: number): Buffer =>
-  Buffer.from(
-    JSON.stringify({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 16,
-      system: 'You are a benchmark.',
-      messages: [{ role: 'user', content: `${i} ${text}` }],
-    }),
-  )
+const body = (i: number): Buffer => requestBody(i, text, { system: 'You are a benchmark.' })
 
 /** Requests `from`…`from + N - 1` over C lanes; lane k sends to `url(k)`. */
 async function send(url: (lane: number) => string, from: number): Promise<void> {
