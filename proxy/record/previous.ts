@@ -136,15 +136,17 @@ export class PreviousRecords {
     const parsed = slim(previous.parsed)
     const longTtl = previous.longTtl ?? hasLongTtlIn(previous.bytes, previous.parsed)
     const top = previous.top ?? scanTopLevel(previous.bytes)
-    const tools = top.ok ? toolsOnly(previous.bytes, top) : undefined
-    // A record whose top level does not scan is kept whole: the hold reports its fault.
-    const p: PreviousStep = tools
-      ? { ...previous, bytes: tools.bytes, top: tools.top, parsed, longTtl }
-      : { ...previous, bytes: own(previous.bytes), top: undefined, parsed, longTtl }
-    const size =
-      tools && top.ok
-        ? tools.bytes.length + PARSED_PER_BYTE * slimBytes(previous.bytes, top, previous.parsed, parsed)
-        : (1 + PARSED_PER_BYTE) * previous.bytes.length
+    let p: PreviousStep
+    let size: number
+    if (top.ok) {
+      const tools = toolsOnly(previous.bytes, top)
+      p = { ...previous, bytes: tools.bytes, top: tools.top, parsed, longTtl }
+      size = tools.bytes.length + PARSED_PER_BYTE * slimBytes(previous.bytes, top, previous.parsed, parsed)
+    } else {
+      // A record whose top level does not scan is kept whole: the hold reports its fault.
+      p = { ...previous, bytes: own(previous.bytes), top: undefined, parsed, longTtl }
+      size = (1 + PARSED_PER_BYTE) * previous.bytes.length
+    }
     this.keep(key, { step: n, previous: p, size })
     return p
   }
