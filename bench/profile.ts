@@ -82,12 +82,15 @@ async function measure(
   // CPU first, untraced (strace slows every system call); then the same requests traced.
   // HOLDFAST_PROFILE_PERF=<dir>: `perf record -g` of these requests, one file per process there
   // (CPU time only, kernel included: a profiler sampling by wall time bills a thread's waits to the
-  // system call it waited in).
+  // system call it waited in). HOLDFAST_PROFILE_PERF_EVENT=page-faults samples every page fault
+  // instead (where the fresh memory is touched).
   const perfDir = process.env.HOLDFAST_PROFILE_PERF
+  const event = process.env.HOLDFAST_PROFILE_PERF_EVENT
+  const sampling = event ? ['-e', event, '-c', '1'] : ['-F', '1999']
   const perf = perfDir
     ? spawn(
         'perf',
-        ['record', '-F', '1999', '-g', '-p', String(pid), '-o', path.join(perfDir, `${label}.data`)],
+        ['record', ...sampling, '-g', '-p', String(pid), '-o', path.join(perfDir, `${label}.data`)],
         {
           stdio: 'ignore',
         },

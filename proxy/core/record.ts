@@ -7,6 +7,7 @@
 import type { Dialect } from '../dialects/types'
 import { RecordFault } from './hold'
 import { isObject, type Json, type JsonObject } from './json'
+import { parseJsonBytes } from './json-bytes'
 import { MAX_NESTING, nestingDepth } from './splice'
 
 /** Why bytes are not a request: too deep, not JSON (the parser's words), not an object, or a field. */
@@ -24,7 +25,7 @@ export function readRequest(
   if (nestingDepth(bytes, MAX_NESTING) > MAX_NESTING) return { ok: false, why: 'too-deep' }
   let v: Json
   try {
-    v = JSON.parse(bytes.toString('utf8')) as Json
+    v = parseJsonBytes(bytes)
   } catch (err) {
     return { ok: false, why: 'not-json', detail: (err as Error).message }
   }

@@ -28,17 +28,17 @@ export interface Edit {
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 
-function isSpace(c: number | undefined): boolean {
+export function isSpace(c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 }
 
-function skipSpace(b: Buffer, i: number): number {
+export function skipSpace(b: Buffer, i: number): number {
   while (isSpace(b[i])) i++
   return i
 }
 
 /** Offset just past the string whose opening quote is at `i`; -1 when it never closes. */
-function skipString(b: Buffer, i: number): number {
+export function skipString(b: Buffer, i: number): number {
   // Short strings (keys, enum values) end sooner than a native indexOf call returns.
   const near = Math.min(i + 24, b.length)
   let q = i + 1
@@ -85,7 +85,7 @@ export function nestingDepth(b: Buffer, limit = Infinity): number {
 }
 
 /** Offset just past the value starting at `i`; -1 on anything that is not a well-formed nesting. */
-function skipValue(b: Buffer, i: number): number {
+export function skipValue(b: Buffer, i: number): number {
   const first = b[i]
   if (first === QUOTE) return skipString(b, i)
   if (first === 0x7b || first === 0x5b) {

@@ -2,6 +2,7 @@
  * Small helpers the dialects share. Pure.
  */
 import { isObject, type Json, type JsonObject } from '../core/json'
+import { parseJsonBytes } from '../core/json-bytes'
 
 export function arrayOf(v: Json | undefined): Json[] {
   return Array.isArray(v) ? v : []
@@ -108,7 +109,7 @@ export const int = (v: Json | undefined): number =>
 /** A decoded JSON answer as an object, or undefined (a gateway's HTML error page, a torn body). */
 export function jsonObjectOf(body: Buffer): JsonObject | undefined {
   try {
-    const v = JSON.parse(body.toString('utf8')) as Json
+    const v = parseJsonBytes(body)
     return isObject(v) ? v : undefined
   } catch {
     // Not JSON: the answer reports nothing.

@@ -1,0 +1,204 @@
+/**
+ * Parsing a large JSON body from its bytes without one string of the whole body. Pure.
+ * Invariant: `parseJsonBytes(b)` is `JSON.parse(b.toString('utf8'))` — the same value (keys in
+ * the same order, a repeated key's last value at its first place, `__proto__` an own key) or the
+ * same exception — however it gets there.
+ *
+ * Why: V8 puts every string over 128 KB in a large-object page of its own, mapped afresh and
+ * unmapped at the next garbage collection. Parsing a 1 MB body the plain way makes two such strings
+ * (the text, then the message inside it): ≈ 490 page faults and 6–8 ms on this VM, where the same
+ * parse in pieces takes ≈ 1 ms (docs/benchmarks.md). So a body over 2 × PIECE bytes is parsed in
+ * pieces of at most PIECE bytes: runs of small members or elements with one `JSON.parse` each, a
+ * large value by recursing into it, and a long string as the concatenation of its pieces (a rope:
+ * V8 keeps it in pieces until something needs it flat). The bytes between pieces (whitespace,
+ * `,`, `:`, brackets, keys) are checked here; the pieces themselves by `JSON.parse`. Anything
+ * unexpected — bytes that are not UTF-8, a piece `JSON.parse` refuses, a long string with no place
+ * to cut it — falls back to the plain parse of the whole text, which then gives the answer (its
+ * value, or its exact error).
+ */
+import { isUtf8 } from 'node:buffer'
+import type { Json, JsonObject } from './json'
+import { isSpace, skipSpace, skipString, skipValue } from './splice'
+
+/** The most bytes parsed as one string: far below V8's large-object size even as UTF-16. */
+export const PIECE = 32 * 1024
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const OPEN_ARRAY = 0x5b
+const CLOSE_ARRAY = 0x5d
+const OPEN_OBJECT = 0x7b
+const CLOSE_OBJECT = 0x7d
+const COMMA = 0x2c
+const COLON = 0x3a
+
+/** How far past a piece's nominal end a long string's cut may move before the string is parsed whole. */
+const MAX_CUT_SEARCH = 1024
+
+/** Returned (never thrown) when the pieces cannot give the answer: the whole text is parsed instead. */
+const FAIL: unique symbol = Symbol('fail')
+type Parsed = Json | typeof FAIL
+
+/** `JSON.parse(bytes.toString('utf8'))`, without a string of the whole body when it is large. */
+export function parseJsonBytes(bytes: Buffer): Json {
+  return (
+    (bytes.length > 2 * PIECE ? inPieces(bytes) : undefined) ?? (JSON.parse(bytes.toString('utf8')) as Json)
+  )
+}
+
+/** The value parsed in pieces, or undefined when the pieces cannot give it (then parse the whole text). */
+export function inPieces(bytes: Buffer): Json | undefined {
+  if (!isUtf8(bytes)) return undefined
+  const start = skipSpace(bytes, 0)
+  let end = bytes.length
+  while (end > start && isSpace(bytes[end - 1])) end--
+  const v = value(bytes, start, end)
+  return v === FAIL ? undefined : v
+}
+
+function parsed(text: string): Parsed {
+  try {
+    return JSON.parse(text) as Json
+  } catch {
+    return FAIL
+  }
+}
+
+/** The value spanning exactly `[start, end)`. */
+function value(b: Buffer, start: number, end: number): Parsed {
+  if (end - start <= PIECE) return parsed(b.toString('utf8', start, end))
+  const c = b[start]
+  if (c === QUOTE) return longString(b, start, end)
+  if (c === OPEN_ARRAY) return array(b, start, end)
+  if (c === OPEN_OBJECT) return object(b, start, end)
+  return parsed(b.toString('utf8', start, end))
+}
+
+/**
+ * Whether a string's content may be cut just before `at`: the byte there starts a character (ASCII,
+ * not a UTF-8 continuation) and no escape (`\X`, at most `\uXXXX`) started in the 5 bytes before.
+ */
+function cutsCleanly(b: Buffer, at: number): boolean {
+  if ((b[at] as number) >= 0x80) return false
+  for (let k = 1; k <= 5; k++) if (b[at - k] === BACKSLASH) return false
+  return true
+}
+
+/** A string of more than PIECE bytes (`b[start]` and `b[end - 1]` are its quotes), as a rope of pieces. */
+function longString(b: Buffer, start: number, end: number): Parsed {
+  const last = end - 1
+  let out = ''
+  for (let at = start + 1; at < last;) {
+    let cut = Math.min(at + PIECE, last)
+    if (cut < last) {
+      const limit = Math.min(cut + MAX_CUT_SEARCH, last)
+      while (cut < limit && !cutsCleanly(b, cut)) cut++
+      if (cut === limit && cut !== last) return parsed(b.toString('utf8', start, end))
+    }
+    const piece = parsed(`"${b.toString('utf8', at, cut)}"`)
+    if (typeof piece !== 'string') return FAIL
+    out += piece
+    at = cut
+  }
+  return out
+}
+
+/**
+ * Members (of an object) or elements (of an array) in source order: consecutive small ones are
+ * parsed together, `JSON.parse` of `open + their bytes + close`; a large one alone.
+ */
+class Runs {
+  private from = -1
+  private to = -1
+
+  constructor(
+    private readonly b: Buffer,
+    private readonly open: string,
+    private readonly close: string,
+    private readonly take: (v: Json) => void,
+  ) {}
+
+  /** Add the small item `[start, end)`; false when the run before it could not be parsed. */
+  add(start: number, end: number): boolean {
+    if (this.from >= 0 && end - this.from > PIECE && !this.flush()) return false
+    if (this.from < 0) this.from = start
+    this.to = end
+    return true
+  }
+
+  flush(): boolean {
+    if (this.from < 0) return true
+    const v = parsed(`${this.open}${this.b.toString('utf8', this.from, this.to)}${this.close}`)
+    this.from = -1
+    if (v === FAIL) return false
+    this.take(v)
+    return true
+  }
+}
+
+function array(b: Buffer, start: number, end: number): Parsed {
+  const out: Json[] = []
+  let i = skipSpace(b, start + 1)
+  if (b[i] === CLOSE_ARRAY) return i === end - 1 ? out : FAIL
+  const runs = new Runs(b, '[', ']', (v) => {
+    for (const x of v as Json[]) out.push(x)
+  })
+  for (;;) {
+    const e = skipValue(b, i)
+    if (e === -1 || e >= end) return FAIL
+    if (e - i > PIECE) {
+      if (!runs.flush()) return FAIL
+      const v = value(b, i, e)
+      if (v === FAIL) return FAIL
+      out.push(v)
+    } else if (!runs.add(i, e)) return FAIL
+    i = skipSpace(b, e)
+    if (b[i] === CLOSE_ARRAY) {
+      if (i !== end - 1) return FAIL
+      break
+    }
+    if (b[i] !== COMMA) return FAIL
+    i = skipSpace(b, i + 1)
+  }
+  return runs.flush() ? out : FAIL
+}
+
+function object(b: Buffer, start: number, end: number): Parsed {
+  // Entries in source order, made into the object at the end the way JSON.parse makes it.
+  const entries: [string, Json][] = []
+  let i = skipSpace(b, start + 1)
+  if (b[i] === CLOSE_OBJECT) return i === end - 1 ? {} : FAIL
+  const runs = new Runs(b, '{', '}', (v) => {
+    const o = v as JsonObject
+    for (const k of Object.keys(o)) entries.push([k, o[k] as Json])
+  })
+  for (;;) {
+    if (b[i] !== QUOTE) return FAIL
+    const keyEnd = skipString(b, i)
+    if (keyEnd === -1) return FAIL
+    const colon = skipSpace(b, keyEnd)
+    if (b[colon] !== COLON) return FAIL
+    const valueStart = skipSpace(b, colon + 1)
+    const valueEnd = skipValue(b, valueStart)
+    if (valueEnd === -1 || valueEnd >= end) return FAIL
+    if (valueEnd - valueStart > PIECE) {
+      if (!runs.flush()) return FAIL
+      const key = parsed(b.toString('utf8', i, keyEnd))
+      if (typeof key !== 'string') return FAIL
+      const v = value(b, valueStart, valueEnd)
+      if (v === FAIL) return FAIL
+      entries.push([key, v])
+    } else if (!runs.add(i, valueEnd)) return FAIL
+    i = skipSpace(b, valueEnd)
+    if (b[i] === CLOSE_OBJECT) {
+      if (i !== end - 1) return FAIL
+      break
+    }
+    if (b[i] !== COMMA) return FAIL
+    i = skipSpace(b, i + 1)
+  }
+  if (!runs.flush()) return FAIL
+  // Object.fromEntries defines each key as JSON.parse does: a repeated key keeps its first place
+  // and takes the last value; `__proto__` is an own key, not the prototype.
+  return Object.fromEntries(entries) as JsonObject
+}
