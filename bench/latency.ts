@@ -1,10 +1,10 @@
 /**
- * Added latency at 10 KB JSON, one client, with direct, bare-forwarder and holdfast requests
+ * Added latency at 10 KB JSON (or the bytes given), one client, with direct, bare-forwarder and holdfast requests
  * interleaved one by one (request i goes to each of the three in turn), so the three see the same
  * moment of this shared machine and holdfast's commits spread over the time of all three: the
  * request path's own cost, where `npm run bench` measures blocks of back-to-back requests. Built
  * holdfast (`npm run build` first; `HOLDFAST_BENCH_ROOT=<dir>`: another checkout's build). Run:
- * `node -r ./scripts/register.js bench/latency.ts [requests=1500] [runs=3]`. Asserts nothing.
+ * `node -r ./scripts/register.js bench/latency.ts [requests=1500] [runs=3] [bytes=10000]`. Asserts nothing.
  */
 import fs from 'node:fs'
 import http from 'node:http'
@@ -15,7 +15,8 @@ import { filler, pct, postJson, startBare, startFake, startHoldfast } from './pr
 const N = Number(process.argv[2] ?? 1500)
 const RUNS = Number(process.argv[3] ?? 3)
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-const text = filler(10_000)
+const BYTES = Number(process.argv[4] ?? 10_000)
+const text = filler(BYTES)
 
 /** Request `i` to `url`; resolves with its time to the last byte, ms. */
 function post(url: string, i: number): Promise<number> {
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
   })
   try {
     process.stdout.write(
-      `${N} interleaved 10 KB JSON requests per target, ${new Date().toISOString().slice(0, 16)}Z, load ${os.loadavg()[0]?.toFixed(2)}\n`,
+      `${N} interleaved ${BYTES >= 1e6 ? `${BYTES / 1e6} MB` : `${BYTES / 1e3} KB`} JSON requests per target, ${new Date().toISOString().slice(0, 16)}Z, load ${os.loadavg()[0]?.toFixed(2)}\n`,
     )
     for (let run = 0; run <= RUNS; run++) {
       const urls = [

@@ -125,13 +125,6 @@ export function hold(
 
   const was = dialect.facets(previous.parsed, previous.headers)
   const now = dialect.facets(composed.parsed, composed.headers)
-  if (!sameIgnoringCacheControl(was.model, now.model)) return whole('model-changed')
-  if (!sameIgnoringCacheControl(was.system, now.system)) return whole('system-changed')
-  if (!startsWith(now.head ?? [], was.head ?? [])) return whole('head-changed')
-  for (const field of new Set([...Object.keys(was.keying), ...Object.keys(now.keying)])) {
-    if (!sameIgnoringCacheControl(was.keying[field], now.keying[field])) return whole('keying-changed', field)
-  }
-
   const refused = previous.status !== undefined && previous.status >= 400 && previous.status < 500
   const recorded = previous.parsed.tools
   if (recorded !== undefined && !Array.isArray(recorded)) {
@@ -139,6 +132,9 @@ export function hold(
     if (refused) return whole('previous-refused')
     return whole('record-fault', 'its "tools" is not an array')
   }
+  // Whether there is anything to hold comes first: it reads the tools arrays only, where the
+  // prefix comparisons below read the system and the first message (one of them can be a
+  // megabyte: comparing it costs a flat copy of it), and most steps remove no tool.
   const prevTools = recorded ?? []
   // A composition whose own `tools` is malformed goes out as it is, for the provider to refuse.
   if (composed.parsed.tools !== undefined && now.tools === undefined) return whole('not-a-subsequence')
@@ -146,6 +142,13 @@ export function hold(
   const dropped = droppedFrom(prevTools, nowTools)
   if (dropped === undefined) return whole('not-a-subsequence')
   if (dropped.length === 0) return whole('no-subtraction')
+
+  if (!sameIgnoringCacheControl(was.model, now.model)) return whole('model-changed')
+  if (!sameIgnoringCacheControl(was.system, now.system)) return whole('system-changed')
+  if (!startsWith(now.head ?? [], was.head ?? [])) return whole('head-changed')
+  for (const field of new Set([...Object.keys(was.keying), ...Object.keys(now.keying)])) {
+    if (!sameIgnoringCacheControl(was.keying[field], now.keying[field])) return whole('keying-changed', field)
+  }
 
   if (refused) return whole('previous-refused')
   const age = ctx.now - previous.sentAt
