@@ -37,6 +37,10 @@ export interface HoldfastConfig {
      * Bytes of previous requests kept in memory for the hold, over all agents (least recently used dropped first; a dropped agent reads its record from disk).
      */
     previous_cache_bytes?: number
+    /**
+     * After this long with no request in flight, run one full garbage collection so the memory a burst of requests grew is given back (0 = never).
+     */
+    idle_collect_ms?: number
   }
   timeouts?: {
     upstream_headers_ms?: number

@@ -16,6 +16,7 @@ import { Records } from './record'
 import type { McpEndpoint } from './mcp'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
+import { IdleCollector } from './idle-collect'
 
 /** Answered steps not yet on their branch past which new steps wait (≈ 1 s of commits here). */
 const COMMIT_BACKLOG_LIMIT = 512
@@ -32,6 +33,8 @@ export class ServerContext {
   readonly holdTtlMs: number
   readonly holdLongTtlMs: number
   readonly bodyLimit: number
+  /** One full garbage collection once no request has been in flight for `limits.idle_collect_ms`. */
+  readonly idle: IdleCollector
   gcEvery: number
   private toolHosts: ToolHosts | undefined
   private mcpEndpoint: McpEndpoint | undefined
@@ -53,6 +56,7 @@ export class ServerContext {
       config.journal?.fsync === true,
     )
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200
+    this.idle = new IdleCollector(config.limits?.idle_collect_ms ?? 3000)
   }
 
   /**
@@ -108,11 +112,13 @@ export class ServerContext {
     return a
   }
 
-  /** Track a request's whole life (forward, finish) so shutdown waits for it. */
-  track<T>(p: Promise<T>): Promise<T> {
+  /** Track a request's whole life (forward, finish) so shutdown waits for it; an admin request is no step for the idle collection. */
+  track<T>(p: Promise<T>, kind: 'step' | 'admin' = 'step'): Promise<T> {
     this.inflight.add(p)
+    this.idle.begin(kind === 'step')
     const drop = (): void => {
       this.inflight.delete(p)
+      this.idle.end()
     }
     p.then(drop, drop)
     return p

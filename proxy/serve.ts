@@ -129,6 +129,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           await up.close()
           await ctx.committer.close()
           ctx.records.close()
+          ctx.idle.stop()
           removeServeInfo(opts.home)
           release()
         })()),

@@ -216,7 +216,7 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
         handlePass(ctx, a.endpoint.dialect, a, req, res)
         return
       case 'admin':
-        void ctx.track(handleAdmin(ctx, a, req, res))
+        void ctx.track(handleAdmin(ctx, a, req, res), 'admin')
         return
       case 'mcp':
         // Not tracked: a session's event stream stays open until the client or shutdown ends it.

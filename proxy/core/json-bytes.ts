@@ -6,8 +6,8 @@
  *
  * Why: V8 puts every string over 128 KB in a large-object page of its own, mapped afresh and
  * unmapped at the next garbage collection. Parsing a 1 MB body the plain way makes two such strings
- * (the text, then the message inside it): ≈ 490 page faults and 6–8 ms on this VM, where the same
- * parse in pieces takes ≈ 1 ms (docs/benchmarks.md). So a body over 2 × PIECE bytes is parsed in
+ * (the text, then the message inside it), ≈ 250 page faults each at ≈ 10 µs a fault on this VM
+ * (`bench/profile.ts 150 1 1000000`, docs/benchmarks.md). So a body over 2 × PIECE bytes is parsed in
  * pieces of at most PIECE bytes: runs of small members or elements with one `JSON.parse` each, a
  * large value by recursing into it, and a long string as the concatenation of its pieces (a rope:
  * V8 keeps it in pieces until something needs it flat). The bytes between pieces (whitespace,

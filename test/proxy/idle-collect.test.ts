@@ -1,0 +1,93 @@
+import { fullCollection, IdleCollector } from '../../proxy/idle-collect'
+
+function counting(idleMs: number): { idle: IdleCollector; count: () => number } {
+  let n = 0
+  const idle = new IdleCollector(idleMs, () => n++)
+  return { idle, count: () => n }
+}
+
+describe('IdleCollector', () => {
+  beforeEach(() => jest.useFakeTimers())
+  afterEach(() => jest.useRealTimers())
+
+  it('collects once when nothing has been in flight for the idle time, and not again without a new request', () => {
+    const { idle, count } = counting(3000)
+    idle.begin()
+    idle.end()
+    jest.advanceTimersByTime(2999)
+    expect(count()).toBe(0)
+    jest.advanceTimersByTime(1)
+    expect(count()).toBe(1)
+    jest.advanceTimersByTime(60_000)
+    expect(count()).toBe(1)
+    idle.begin()
+    idle.end()
+    jest.advanceTimersByTime(3000)
+    expect(count()).toBe(2)
+    idle.stop()
+  })
+
+  it('never collects while a request is in flight', () => {
+    const { idle, count } = counting(3000)
+    idle.begin()
+    idle.begin()
+    idle.end()
+    jest.advanceTimersByTime(60_000)
+    expect(count()).toBe(0)
+    idle.end()
+    jest.advanceTimersByTime(3000)
+    expect(count()).toBe(1)
+    idle.stop()
+  })
+
+  it('waits the whole idle time after the last request ended, however many came and went before', () => {
+    const { idle, count } = counting(3000)
+    idle.begin()
+    idle.end()
+    jest.advanceTimersByTime(2000)
+    idle.begin()
+    idle.end()
+    jest.advanceTimersByTime(2999) // 4999 ms after the first end, 2999 after the last
+    expect(count()).toBe(0)
+    jest.advanceTimersByTime(1)
+    expect(count()).toBe(1)
+    idle.stop()
+  })
+
+  it('collects after steps, not after requests that grow nothing (health polls), though it waits for them', () => {
+    const { idle, count } = counting(3000)
+    idle.begin(false)
+    idle.end()
+    jest.advanceTimersByTime(60_000)
+    expect(count()).toBe(0)
+    idle.begin()
+    idle.end()
+    idle.begin(false)
+    jest.advanceTimersByTime(60_000)
+    expect(count()).toBe(0)
+    idle.end()
+    jest.advanceTimersByTime(3000)
+    expect(count()).toBe(1)
+    idle.stop()
+  })
+
+  it('collects nothing when stopped or when the idle time is 0', () => {
+    const stopped = counting(3000)
+    stopped.idle.begin()
+    stopped.idle.end()
+    stopped.idle.stop()
+    const never = counting(0)
+    never.idle.begin()
+    never.idle.end()
+    jest.advanceTimersByTime(60_000)
+    expect([stopped.count(), never.count()]).toEqual([0, 0])
+  })
+})
+
+describe('fullCollection', () => {
+  it('reaches V8’s own full collection', () => {
+    const gc = fullCollection()
+    expect(typeof gc).toBe('function')
+    expect(() => gc?.()).not.toThrow()
+  })
+})
