@@ -46,7 +46,7 @@ export class ServerContext {
     public config: HoldfastConfig,
     readonly upstream: Upstream,
     readonly log: Logger,
-    readonly committer: Committer = new WorkerCommitter(),
+    readonly committer: Committer = new WorkerCommitter(config.limits?.idle_collect_ms ?? 3000),
   ) {
     this.holdTtlMs = config.hold?.ttl_ms ?? CACHE_TTL_MS
     this.holdLongTtlMs = config.hold?.long_ttl_ms ?? LONG_CACHE_TTL_MS

@@ -2,11 +2,13 @@
  * Memory given back when the server goes idle. V8 keeps the old-generation pages a burst of
  * requests grew until its next major collection, and an idle server allocates nothing that would
  * start one: after `npm run bench` the server thread still held 100–160 MB of heap at 10 s idle
- * (docs/benchmarks.md). So once no request has been in flight for `idleMs`, one full collection runs
- * (20–40 ms after that bench, here).
+ * (docs/benchmarks.md). So once no request has been in flight for `idleMs`, one full collection runs:
+ * 40–70 ms on the server thread and ≈ 35 ms in the commit worker after a burst of 1 MB requests
+ * here. Not a compacting one: that gave back ≈ 50 MB more but took 200–280 ms, a pause a step
+ * arriving at that moment would wait out.
  * Invariant: at most one collection per idle period, never while a request is in flight, none
- * without a step (a request that `grows`) since the last one. The collector is V8's own `gc`, exposed at run time when
- * node was not started with `--expose-gc`.
+ * without a step (a request that `grows`) since the last one. The collector is V8's own `gc`,
+ * exposed at run time when node was not started with `--expose-gc`.
  */
 import v8 from 'node:v8'
 import vm from 'node:vm'

@@ -7,7 +7,8 @@
  * repack never runs beside a commit of its repository), and every message is answered, with its
  * result or the error.
  */
-import { parentPort } from 'node:worker_threads'
+import { parentPort, workerData } from 'node:worker_threads'
+import { IdleCollector } from '../idle-collect'
 import { dropPackBytes } from './git-repo'
 import { maintain } from './git-run'
 import { type CommitJob, FinishedSteps, recordFiles } from '../record'
@@ -23,6 +24,11 @@ export type CommitRequest =
 export type CommitReply =
   | { id: number; value: string | FinishSummary | WorkerMemory | undefined }
   | { id: number; error: { name: string; message: string } }
+/** What the worker is started with. */
+export interface CommitWorkerData {
+  /** After this long with no message unanswered, one full collection of the worker's heap (0 = never). */
+  idleCollectMs: number
+}
 type QueuedJob = Exclude<CommitRequest, { kind: 'finish' | 'memory' }>
 /** The worker's own heap (its isolate), in bytes as `process.memoryUsage()` says them. */
 export type WorkerMemory = Pick<NodeJS.MemoryUsage, 'heapUsed' | 'heapTotal' | 'external' | 'arrayBuffers'>
@@ -183,8 +189,14 @@ const finished = new FinishedSteps()
 if (parentPort) {
   const port = parentPort
   const queues = new Map<string, Queue>()
-  const reply: Reply = (r) => port.postMessage(r)
+  // Every message is answered once: from a message to its answer, it is in flight.
+  const idle = new IdleCollector((workerData as CommitWorkerData | null)?.idleCollectMs ?? 3000)
+  const reply: Reply = (r) => {
+    port.postMessage(r)
+    idle.end()
+  }
   port.on('message', (m: CommitRequest) => {
+    idle.begin(m.kind !== 'memory')
     if (m.kind === 'memory') {
       const { heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage()
       reply({ id: m.id, value: { heapUsed, heapTotal, external, arrayBuffers } })

@@ -7,7 +7,7 @@
  */
 import path from 'node:path'
 import { Worker } from 'node:worker_threads'
-import type { CommitReply, CommitRequest, WorkerMemory } from './commit-worker'
+import type { CommitReply, CommitRequest, CommitWorkerData, WorkerMemory } from './commit-worker'
 import { maintain } from './git-run'
 import { type CommitJob, FinishedSteps, recordFiles } from '../record'
 import { finishStep, type FinishJob, type FinishSummary, summaryOf } from '../record/finish'
@@ -82,10 +82,14 @@ export class WorkerCommitter implements Committer {
   private nextId = 1
   private readonly pending = new Map<number, { resolve: (v: Answer) => void; reject: (err: Error) => void }>()
 
+  /** `idleCollectMs`: the worker's own idle collection (holdfast.yaml `limits.idle_collect_ms`). */
+  constructor(private readonly idleCollectMs = 3000) {}
+
   private ensure(): Worker {
     if (this.worker) return this.worker
     const { file, execArgv } = workerEntry()
-    const worker = new Worker(file, { execArgv, resourceLimits: WORKER_LIMITS })
+    const workerData: CommitWorkerData = { idleCollectMs: this.idleCollectMs }
+    const worker = new Worker(file, { execArgv, resourceLimits: WORKER_LIMITS, workerData })
     worker.on('message', (m: CommitReply) => {
       const p = this.pending.get(m.id)
       if (!p) return
