@@ -34,6 +34,11 @@ const COLON = 0x3a
 
 /** How far past a piece's nominal end a long string's cut may move before the string is parsed whole. */
 const MAX_CUT_SEARCH = 1024
+/**
+ * How many large values deep the pieces go; deeper, the whole text is parsed (JSON.parse does not
+ * recurse, this does: a response is not depth-checked before it is parsed).
+ */
+const MAX_DEPTH = 64
 
 /** Returned (never thrown) when the pieces cannot give the answer: the whole text is parsed instead. */
 const FAIL: unique symbol = Symbol('fail')
@@ -52,7 +57,7 @@ export function inPieces(bytes: Buffer): Json | undefined {
   const start = skipSpace(bytes, 0)
   let end = bytes.length
   while (end > start && isSpace(bytes[end - 1])) end--
-  const v = value(bytes, start, end)
+  const v = value(bytes, start, end, 0)
   return v === FAIL ? undefined : v
 }
 
@@ -65,12 +70,13 @@ function parsed(text: string): Parsed {
 }
 
 /** The value spanning exactly `[start, end)`. */
-function value(b: Buffer, start: number, end: number): Parsed {
+function value(b: Buffer, start: number, end: number, depth: number): Parsed {
   if (end - start <= PIECE) return parsed(b.toString('utf8', start, end))
+  if (depth > MAX_DEPTH) return FAIL
   const c = b[start]
   if (c === QUOTE) return longString(b, start, end)
-  if (c === OPEN_ARRAY) return array(b, start, end)
-  if (c === OPEN_OBJECT) return object(b, start, end)
+  if (c === OPEN_ARRAY) return array(b, start, end, depth)
+  if (c === OPEN_OBJECT) return object(b, start, end, depth)
   return parsed(b.toString('utf8', start, end))
 }
 
@@ -136,7 +142,7 @@ class Runs {
   }
 }
 
-function array(b: Buffer, start: number, end: number): Parsed {
+function array(b: Buffer, start: number, end: number, depth: number): Parsed {
   const out: Json[] = []
   let i = skipSpace(b, start + 1)
   if (b[i] === CLOSE_ARRAY) return i === end - 1 ? out : FAIL
@@ -148,7 +154,7 @@ function array(b: Buffer, start: number, end: number): Parsed {
     if (e === -1 || e >= end) return FAIL
     if (e - i > PIECE) {
       if (!runs.flush()) return FAIL
-      const v = value(b, i, e)
+      const v = value(b, i, e, depth + 1)
       if (v === FAIL) return FAIL
       out.push(v)
     } else if (!runs.add(i, e)) return FAIL
@@ -163,7 +169,7 @@ function array(b: Buffer, start: number, end: number): Parsed {
   return runs.flush() ? out : FAIL
 }
 
-function object(b: Buffer, start: number, end: number): Parsed {
+function object(b: Buffer, start: number, end: number, depth: number): Parsed {
   // Entries in source order, made into the object at the end the way JSON.parse makes it.
   const entries: [string, Json][] = []
   let i = skipSpace(b, start + 1)
@@ -185,7 +191,7 @@ function object(b: Buffer, start: number, end: number): Parsed {
       if (!runs.flush()) return FAIL
       const key = parsed(b.toString('utf8', i, keyEnd))
       if (typeof key !== 'string') return FAIL
-      const v = value(b, valueStart, valueEnd)
+      const v = value(b, valueStart, valueEnd, depth + 1)
       if (v === FAIL) return FAIL
       entries.push([key, v])
     } else if (!runs.add(i, valueEnd)) return FAIL

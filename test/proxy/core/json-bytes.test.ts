@@ -206,6 +206,15 @@ describe('parseJsonBytes', () => {
     expect(parseJsonBytes(bytes)).toEqual(JSON.parse(bytes.toString('utf8')))
   })
 
+  it('parses a document nested deeper than the pieces go whole, as JSON.parse does (it does not recurse)', () => {
+    const depth = 20_000
+    const bytes = Buffer.from(`${'['.repeat(depth)}"${'x'.repeat(PIECE)}"${']'.repeat(depth)}`)
+    expect(inPieces(bytes)).toBeUndefined()
+    let v = parseJsonBytes(bytes)
+    for (let i = 0; i < depth; i++) v = (v as Json[])[0] as Json
+    expect(v).toBe('x'.repeat(PIECE))
+  })
+
   it('parses small documents, and large scalars at the top, as JSON.parse does', () => {
     expect(parseJsonBytes(Buffer.from(' {"a":[1,2.50,"x"]} '))).toEqual({ a: [1, 2.5, 'x'] })
     const padded = Buffer.from(`${' '.repeat(3 * PIECE)}"${'y'.repeat(3 * PIECE)}"\n`)
