@@ -1,16 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import { inPieces, parseJsonBytes, PIECE } from '../../../proxy/core/json-bytes'
 import type { Json } from '../../../proxy/core/json'
-
-/** A small seeded generator (mulberry32): the same documents on every run. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { rng as random } from '../../support/fuzz'
 
 type Rng = () => number
 const pick = <T>(r: Rng, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T
