@@ -123,7 +123,6 @@ export function hold(
     )
   }
 
-  const was = dialect.facets(previous.parsed, previous.headers)
   const now = dialect.facets(composed.parsed, composed.headers)
   const refused = previous.status !== undefined && previous.status >= 400 && previous.status < 500
   const recorded = previous.parsed.tools
@@ -143,6 +142,7 @@ export function hold(
   if (dropped === undefined) return whole('not-a-subsequence')
   if (dropped.length === 0) return whole('no-subtraction')
 
+  const was = dialect.facets(previous.parsed, previous.headers)
   if (!sameIgnoringCacheControl(was.model, now.model)) return whole('model-changed')
   if (!sameIgnoringCacheControl(was.system, now.system)) return whole('system-changed')
   if (!startsWith(now.head ?? [], was.head ?? [])) return whole('head-changed')
