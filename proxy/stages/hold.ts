@@ -8,6 +8,7 @@
 import { hold as applyHold, type HoldVerdict, type PreviousStep, RecordFault } from '../core/hold'
 import { withHistoryClosed } from '../core/history-closure'
 import type { Json, JsonObject } from '../core/json'
+import type { ScannedTop } from '../core/splice'
 import type { Dialect } from '../dialects/types'
 import type { Change } from '../../generated/meta'
 import type { Identified } from '../../plugins/runner'
@@ -19,6 +20,8 @@ import type { Composition } from './compose'
 export interface Held {
   bytes: Buffer
   parsed: JsonObject
+  /** scanTopLevel(bytes), when the bytes are the composition's and it had one. */
+  top?: ScannedTop
   verdict: HoldVerdict
   /** The composition's changes, then the hold's and the history closure's. */
   changes: Change[]
@@ -62,6 +65,7 @@ export function hold(
   return {
     bytes: closed?.bytes ?? result.body,
     parsed,
+    top: closed || v.applied ? undefined : composed.top,
     verdict: v,
     changes,
     injected: composed.injected,

@@ -54,9 +54,8 @@ export function record(
     changes: held.changes,
     requestBytes: held.bytes.length,
   })
-  // The client's body sent as it came was scanned by accept: the kept copy needs no scan of its own.
-  const top = held.bytes === request.raw ? request.top : undefined
-  const entry = ctx.records.writeSend(agent, n, held.bytes, held.parsed, meta, top)
+  // A body sent as composed comes with its scan: the kept copy needs no scan of its own.
+  const entry = ctx.records.writeSend(agent, n, held.bytes, held.parsed, meta, held.top)
   let settle!: (job: CommitJob) => void
   const finished = new Promise<CommitJob>((resolve) => (settle = resolve))
   // Queued inside the lock, so commits are chained in step order.

@@ -67,6 +67,17 @@ const jobOf = (s: Recorded): CommitJob => ({
 })
 
 describe('the send half', () => {
+  it('gets the composition’s own scan with a body the hold sent as composed, so the kept copy is not scanned again', async () => {
+    const { ctx } = run
+    const request = accepted(anthropic, body('scanned once'), HEADERS)
+    const composed = compose(ctx, request, { workspace: 'w', agent: 'scan' }, routeTo('anthropic'))
+    const agent = ctx.agent('w', 'scan')
+    await agent.init()
+    const held = hold(ctx, request, composed, await ctx.records.previous(agent, agent.next, anthropic))
+    expect(held.bytes).toBe(request.raw)
+    expect(held.top).toBe(request.top)
+  })
+
   it('is in the journal when record returns: the exact bytes to send and the meta without secrets', async () => {
     const s = await step('hello')
     expect(s.n).toBe(1)
