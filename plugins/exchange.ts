@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { sanitizeHeaders } from '../proxy/core/headers'
+import { once } from '../proxy/core/once'
 import { isObject, type Json, type JsonObject } from '../proxy/core/json'
 import { anthropic, dialectByName, type DialectName } from '../proxy/dialects'
 import { arrayOf } from '../proxy/dialects/shared'
@@ -167,19 +168,6 @@ export function createView(parts: ViewParts, lazy: Lazy): Exchange {
       return lazy.headers()
     },
   })
-}
-
-/** A memo of one summary (per request, shared by every hook that reads it). */
-export function once<T>(make: () => T): () => T {
-  let value: T | undefined
-  let made = false
-  return () => {
-    if (!made) {
-      value = make()
-      made = true
-    }
-    return value as T
-  }
 }
 
 export interface ExchangeInit {

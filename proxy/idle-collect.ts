@@ -12,6 +12,7 @@
  */
 import v8 from 'node:v8'
 import vm from 'node:vm'
+import { once } from './core/once'
 
 /** V8's full collection, or undefined where it cannot be reached. */
 export function fullCollection(): (() => void) | undefined {
@@ -26,17 +27,10 @@ export function fullCollection(): (() => void) | undefined {
   }
 }
 
-/** `make()` called once, at the first call; a no-op when it gives nothing. */
-function lazily(make: () => (() => void) | undefined): () => void {
-  let f: (() => void) | undefined
-  let made = false
-  return () => {
-    if (!made) {
-      made = true
-      f = make()
-    }
-    f?.()
-  }
+/** V8's collection, reached at the first call (a no-op where it cannot be). */
+function reachedOnFirstUse(): () => void {
+  const gc = once(fullCollection)
+  return () => gc()?.()
 }
 
 export class IdleCollector {
@@ -49,7 +43,7 @@ export class IdleCollector {
   constructor(
     private readonly idleMs: number,
     /** Default: V8's, reached at the first collection (reaching it makes a V8 context: ≈ 1.8 MB of RSS). */
-    private readonly collect: () => void = lazily(fullCollection),
+    private readonly collect: () => void = reachedOnFirstUse(),
   ) {}
 
   /** A request began; `grows` false for one that leaves nothing to collect (a health poll must not cause a collection). */
