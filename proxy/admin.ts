@@ -29,6 +29,8 @@ export async function handleAdmin(
   try {
     if (req.method === 'GET' && pathname === '/_holdfast/health') {
       const worker = await ctx.committer.memory().catch(() => undefined)
+      const { lastCollectionMs: workerCollectionMs, ...workerHeap } = worker ?? { lastCollectionMs: null }
+      const ms = (v: number | null | undefined): number | null => (v == null ? null : Math.round(v * 10) / 10)
       sendJson(res, 200, {
         ok: !ctx.closing,
         pid: process.pid,
@@ -37,8 +39,9 @@ export async function handleAdmin(
         in_flight: ctx.inflight.size,
         memory_mb: {
           ...inMb(process.memoryUsage()),
-          commit_worker: worker ? inMb(worker) : null,
+          commit_worker: worker ? inMb(workerHeap) : null,
         },
+        idle_collection_ms: { server: ms(ctx.idle.lastCollectionMs), commit_worker: ms(workerCollectionMs) },
         previous_cache: ctx.records.previousRecords.held,
         commit_backlog: { steps: ctx.backlog.size, limit: ctx.backlog.limit },
         agents: [...ctx.agents.values()].map((s) => ({

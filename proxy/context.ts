@@ -16,7 +16,9 @@ import { Records } from './record'
 import type { McpEndpoint } from './mcp'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
-import { IdleCollector } from './idle-collect'
+import { IDLE_COLLECT_MS, IdleCollector } from './idle-collect'
+
+const idleCollectMs = (config: HoldfastConfig): number => config.limits?.idle_collect_ms ?? IDLE_COLLECT_MS
 
 /** Answered steps not yet on their branch past which new steps wait (≈ 1 s of commits here). */
 const COMMIT_BACKLOG_LIMIT = 512
@@ -46,7 +48,7 @@ export class ServerContext {
     public config: HoldfastConfig,
     readonly upstream: Upstream,
     readonly log: Logger,
-    readonly committer: Committer = new WorkerCommitter(config.limits?.idle_collect_ms ?? 3000),
+    readonly committer: Committer = new WorkerCommitter(idleCollectMs(config)),
   ) {
     this.holdTtlMs = config.hold?.ttl_ms ?? CACHE_TTL_MS
     this.holdLongTtlMs = config.hold?.long_ttl_ms ?? LONG_CACHE_TTL_MS
@@ -56,7 +58,7 @@ export class ServerContext {
       config.journal?.fsync === true,
     )
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200
-    this.idle = new IdleCollector(config.limits?.idle_collect_ms ?? 3000)
+    this.idle = new IdleCollector(idleCollectMs(config))
   }
 
   /**
@@ -118,7 +120,7 @@ export class ServerContext {
     this.idle.begin(kind === 'step')
     const drop = (): void => {
       this.inflight.delete(p)
-      this.idle.end()
+      this.idle.end(kind === 'step')
     }
     p.then(drop, drop)
     return p

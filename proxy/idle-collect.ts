@@ -3,9 +3,10 @@
  * requests grew until its next major collection, and an idle server allocates nothing that would
  * start one: after `npm run bench` the server thread still held 100–160 MB of heap at 10 s idle
  * (docs/benchmarks.md). So once no request has been in flight for `idleMs`, one full collection runs:
- * 40–70 ms on the server thread and ≈ 35 ms in the commit worker after a burst of 1 MB requests
- * here. Not a compacting one: that gave back ≈ 50 MB more but took 200–280 ms, a pause a step
- * arriving at that moment would wait out.
+ * 30–65 ms on the server thread and 15–40 ms in the commit worker after a burst of 1 MB requests
+ * here (`bench/phases.ts`, which prints health's `idle_collection_ms`). Not a compacting one: that
+ * gave back ≈ 50 MB more but took 200–280 ms (a patch not kept), a pause a step arriving at that
+ * moment would wait out.
  * Invariant: at most one collection per idle period, never while a request is in flight, none
  * without a step (a request that `grows`) since the last one. The collector is V8's own `gc`,
  * exposed at run time when node was not started with `--expose-gc`.
@@ -33,7 +34,12 @@ function reachedOnFirstUse(): () => void {
   return () => gc()?.()
 }
 
+/** How long the server waits with nothing in flight before it collects (holdfast.yaml `limits.idle_collect_ms`). */
+export const IDLE_COLLECT_MS = 3000
+
 export class IdleCollector {
+  /** How long the last collection took, ms (health: `idle_collection_ms`). */
+  lastCollectionMs: number | undefined
   private active = 0
   /** A request began since the last collection. */
   private dirty = false
@@ -52,9 +58,10 @@ export class IdleCollector {
     if (grows) this.dirty = true
   }
 
-  end(): void {
+  /** A request ended; `grows` as at its begin: one that grows nothing does not put the idle time off (a health poll every second must not keep the server from ever collecting). */
+  end(grows = true): void {
     this.active--
-    this.lastEnd = Date.now()
+    if (grows) this.lastEnd = Date.now()
     if (this.active === 0 && this.timer === undefined && this.idleMs > 0) this.arm(this.idleMs)
   }
 
@@ -72,7 +79,9 @@ export class IdleCollector {
       const left = this.lastEnd + this.idleMs - Date.now()
       if (left > 0) return this.arm(left)
       this.dirty = false
+      const started = performance.now()
       this.collect()
+      this.lastCollectionMs = performance.now() - started
     }, ms)
     this.timer.unref()
   }

@@ -8,7 +8,7 @@
  * result or the error.
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { IdleCollector } from '../idle-collect'
+import { IDLE_COLLECT_MS, IdleCollector } from '../idle-collect'
 import { dropPackBytes } from './git-repo'
 import { maintain } from './git-run'
 import { type CommitJob, FinishedSteps, recordFiles } from '../record'
@@ -30,8 +30,13 @@ export interface CommitWorkerData {
   idleCollectMs: number
 }
 type QueuedJob = Exclude<CommitRequest, { kind: 'finish' | 'memory' }>
-/** The worker's own heap (its isolate), in bytes as `process.memoryUsage()` says them. */
-export type WorkerMemory = Pick<NodeJS.MemoryUsage, 'heapUsed' | 'heapTotal' | 'external' | 'arrayBuffers'>
+/** The worker's own heap (its isolate), in bytes as `process.memoryUsage()` says them, and how long its last idle collection took. */
+export type WorkerMemory = Pick<
+  NodeJS.MemoryUsage,
+  'heapUsed' | 'heapTotal' | 'external' | 'arrayBuffers'
+> & {
+  lastCollectionMs: number | null
+}
 
 type Reply = (r: CommitReply) => void
 
@@ -190,7 +195,7 @@ if (parentPort) {
   const port = parentPort
   const queues = new Map<string, Queue>()
   // Every message is answered once: from a message to its answer, it is in flight.
-  const idle = new IdleCollector((workerData as CommitWorkerData | null)?.idleCollectMs ?? 3000)
+  const idle = new IdleCollector((workerData as CommitWorkerData | null)?.idleCollectMs ?? IDLE_COLLECT_MS)
   const reply: Reply = (r) => {
     port.postMessage(r)
     idle.end()
@@ -199,7 +204,13 @@ if (parentPort) {
     idle.begin(m.kind !== 'memory')
     if (m.kind === 'memory') {
       const { heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage()
-      reply({ id: m.id, value: { heapUsed, heapTotal, external, arrayBuffers } })
+      const lastCollectionMs = idle.lastCollectionMs ?? null
+      const answer: CommitReply = {
+        id: m.id,
+        value: { heapUsed, heapTotal, external, arrayBuffers, lastCollectionMs },
+      }
+      port.postMessage(answer) // answered here, not by reply(): a health poll puts no idle collection off
+      idle.end(false)
       return
     }
     if (m.kind === 'finish') {

@@ -9,6 +9,7 @@ import path from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { CommitReply, CommitRequest, CommitWorkerData, WorkerMemory } from './commit-worker'
 import { maintain } from './git-run'
+import { IDLE_COLLECT_MS } from '../idle-collect'
 import { type CommitJob, FinishedSteps, recordFiles } from '../record'
 import { finishStep, type FinishJob, type FinishSummary, summaryOf } from '../record/finish'
 import { Workspace } from './workspace'
@@ -83,7 +84,7 @@ export class WorkerCommitter implements Committer {
   private readonly pending = new Map<number, { resolve: (v: Answer) => void; reject: (err: Error) => void }>()
 
   /** `idleCollectMs`: the worker's own idle collection (holdfast.yaml `limits.idle_collect_ms`). */
-  constructor(private readonly idleCollectMs = 3000) {}
+  constructor(private readonly idleCollectMs = IDLE_COLLECT_MS) {}
 
   private ensure(): Worker {
     if (this.worker) return this.worker

@@ -24,6 +24,7 @@ interface Health {
   previous_cache: number
   commit_backlog: { steps: number; limit: number }
   agents: { workspace: string; agent: string; next_step: number; committed: number; stalled: string | null }[]
+  idle_collection_ms: { server: number | null; commit_worker: number | null }
 }
 
 const health = async (query = ''): Promise<Health> => {
@@ -32,9 +33,9 @@ const health = async (query = ''): Promise<Health> => {
   return (await r.json()) as Health
 }
 
-const step = (agent: string) =>
+const step = (agent: string, url = p.url) =>
   postAnthropic(
-    p.url,
+    url,
     `/w/default/a/${agent}/v1/messages`,
     JSON.stringify({
       model: 'claude-sonnet-4-5',
@@ -76,6 +77,24 @@ describe('GET /_holdfast/health', () => {
     expect(w && Object.keys(w).sort()).toEqual(['arrayBuffers', 'external', 'heapTotal', 'heapUsed'])
     expect(w!.heapUsed).toBeGreaterThan(0)
     expect(w!.heapUsed).toBeLessThanOrEqual(w!.heapTotal)
+  })
+
+  it('answers how long each thread’s last idle collection took: none before the server has been idle', async () => {
+    expect((await health()).idle_collection_ms.server).toBeNull()
+    const quick = await startProxy({ config: { limits: { idle_collect_ms: 100 } } })
+    try {
+      expect((await step('idle', quick.url)).status).toBe(200)
+      await quick.settled()
+      const of = async (): Promise<Health['idle_collection_ms']> =>
+        ((await (await fetch(`${quick.url}/_holdfast/health`)).json()) as Health).idle_collection_ms
+      await eventually(
+        async () => Object.values(await of()).every((ms) => typeof ms === 'number' && ms >= 0),
+        5000,
+        'both threads collected once idle',
+      )
+    } finally {
+      await quick.close()
+    }
   })
 
   it('counts a step waiting on the provider as in flight until it is done', async () => {

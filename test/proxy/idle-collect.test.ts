@@ -16,8 +16,10 @@ describe('IdleCollector', () => {
     idle.end()
     jest.advanceTimersByTime(2999)
     expect(count()).toBe(0)
+    expect(idle.lastCollectionMs).toBeUndefined()
     jest.advanceTimersByTime(1)
     expect(count()).toBe(1)
+    expect(idle.lastCollectionMs).toBeGreaterThanOrEqual(0)
     jest.advanceTimersByTime(60_000)
     expect(count()).toBe(1)
     idle.begin()
@@ -67,6 +69,19 @@ describe('IdleCollector', () => {
     expect(count()).toBe(0)
     idle.end()
     jest.advanceTimersByTime(3000)
+    expect(count()).toBe(1)
+    idle.stop()
+  })
+
+  it('is not put off by requests that grow nothing: polled every second, it still collects after the idle time (regression)', () => {
+    const { idle, count } = counting(3000)
+    idle.begin()
+    idle.end()
+    for (let t = 0; t < 3000; t += 1000) {
+      jest.advanceTimersByTime(1000)
+      idle.begin(false)
+      idle.end(false)
+    }
     expect(count()).toBe(1)
     idle.stop()
   })
