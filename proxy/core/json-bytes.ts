@@ -18,7 +18,7 @@
  */
 import { isUtf8 } from 'node:buffer'
 import type { Json, JsonObject } from './json'
-import { isSpace, skipSpace, skipString, skipValue } from './splice'
+import { isSpace, type ScannedTop, skipSpace, skipString, skipValue } from './splice'
 
 /** The most bytes parsed as one string: far below V8's large-object size even as UTF-16. */
 export const PIECE = 32 * 1024
@@ -44,20 +44,28 @@ const MAX_DEPTH = 64
 const FAIL: unique symbol = Symbol('fail')
 type Parsed = Json | typeof FAIL
 
-/** `JSON.parse(bytes.toString('utf8'))`, without a string of the whole body when it is large. */
-export function parseJsonBytes(bytes: Buffer): Json {
+/**
+ * `JSON.parse(bytes.toString('utf8'))`, without a string of the whole body when it is large. `top`:
+ * scanTopLevel(bytes) when the caller made it, so the top level is not walked a second time.
+ */
+export function parseJsonBytes(bytes: Buffer, top?: ScannedTop): Json {
   return (
-    (bytes.length > 2 * PIECE ? inPieces(bytes) : undefined) ?? (JSON.parse(bytes.toString('utf8')) as Json)
+    (bytes.length > 2 * PIECE ? inPieces(bytes, top) : undefined) ??
+    (JSON.parse(bytes.toString('utf8')) as Json)
   )
 }
 
 /** The value parsed in pieces, or undefined when the pieces cannot give it (then parse the whole text). */
-export function inPieces(bytes: Buffer): Json | undefined {
+export function inPieces(bytes: Buffer, top?: ScannedTop): Json | undefined {
   if (!isUtf8(bytes)) return undefined
-  const start = skipSpace(bytes, 0)
-  let end = bytes.length
-  while (end > start && isSpace(bytes[end - 1])) end--
-  const v = value(bytes, start, end, 0)
+  let v: Parsed
+  if (top) v = scannedObject(bytes, top)
+  else {
+    const start = skipSpace(bytes, 0)
+    let end = bytes.length
+    while (end > start && isSpace(bytes[end - 1])) end--
+    v = value(bytes, start, end, 0)
+  }
   return v === FAIL ? undefined : v
 }
 
@@ -169,15 +177,47 @@ function array(b: Buffer, start: number, end: number, depth: number): Parsed {
   return runs.flush() ? out : FAIL
 }
 
+/**
+ * An object's members in source order, made into the object at the end the way JSON.parse makes
+ * it: `member(keyStart, keyEnd, valueStart, valueEnd)` for each, false when one cannot be parsed.
+ */
+class Members {
+  private readonly entries: [string, Json][] = []
+  private readonly runs: Runs
+
+  constructor(
+    private readonly b: Buffer,
+    private readonly depth: number,
+  ) {
+    this.runs = new Runs(b, '{', '}', (v) => {
+      const o = v as JsonObject
+      for (const k of Object.keys(o)) this.entries.push([k, o[k] as Json])
+    })
+  }
+
+  member(keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): boolean {
+    if (valueEnd - valueStart <= PIECE) return this.runs.add(keyStart, valueEnd)
+    if (!this.runs.flush()) return false
+    const key = parsed(this.b.toString('utf8', keyStart, keyEnd))
+    if (typeof key !== 'string') return false
+    const v = value(this.b, valueStart, valueEnd, this.depth + 1)
+    if (v === FAIL) return false
+    this.entries.push([key, v])
+    return true
+  }
+
+  object(): Parsed {
+    if (!this.runs.flush()) return FAIL
+    // Object.fromEntries defines each key as JSON.parse does: a repeated key keeps its first place
+    // and takes the last value; `__proto__` is an own key, not the prototype.
+    return Object.fromEntries(this.entries) as JsonObject
+  }
+}
+
 function object(b: Buffer, start: number, end: number, depth: number): Parsed {
-  // Entries in source order, made into the object at the end the way JSON.parse makes it.
-  const entries: [string, Json][] = []
   let i = skipSpace(b, start + 1)
   if (b[i] === CLOSE_OBJECT) return i === end - 1 ? {} : FAIL
-  const runs = new Runs(b, '{', '}', (v) => {
-    const o = v as JsonObject
-    for (const k of Object.keys(o)) entries.push([k, o[k] as Json])
-  })
+  const members = new Members(b, depth)
   for (;;) {
     if (b[i] !== QUOTE) return FAIL
     const keyEnd = skipString(b, i)
@@ -187,14 +227,7 @@ function object(b: Buffer, start: number, end: number, depth: number): Parsed {
     const valueStart = skipSpace(b, colon + 1)
     const valueEnd = skipValue(b, valueStart)
     if (valueEnd === -1 || valueEnd >= end) return FAIL
-    if (valueEnd - valueStart > PIECE) {
-      if (!runs.flush()) return FAIL
-      const key = parsed(b.toString('utf8', i, keyEnd))
-      if (typeof key !== 'string') return FAIL
-      const v = value(b, valueStart, valueEnd, depth + 1)
-      if (v === FAIL) return FAIL
-      entries.push([key, v])
-    } else if (!runs.add(i, valueEnd)) return FAIL
+    if (!members.member(i, keyEnd, valueStart, valueEnd)) return FAIL
     i = skipSpace(b, valueEnd)
     if (b[i] === CLOSE_OBJECT) {
       if (i !== end - 1) return FAIL
@@ -203,8 +236,18 @@ function object(b: Buffer, start: number, end: number, depth: number): Parsed {
     if (b[i] !== COMMA) return FAIL
     i = skipSpace(b, i + 1)
   }
-  if (!runs.flush()) return FAIL
-  // Object.fromEntries defines each key as JSON.parse does: a repeated key keeps its first place
-  // and takes the last value; `__proto__` is an own key, not the prototype.
-  return Object.fromEntries(entries) as JsonObject
+  return members.object()
+}
+
+/**
+ * The top-level object from its scan: scanTopLevel checked the bytes between its members (and
+ * refused a repeated key), so only the members are read, in source order.
+ */
+function scannedObject(b: Buffer, top: ScannedTop): Parsed {
+  const members = new Members(b, 0)
+  for (const span of top.keys.values()) {
+    const keyEnd = skipString(b, span.keyStart)
+    if (keyEnd === -1 || !members.member(span.keyStart, keyEnd, span.valueStart, span.valueEnd)) return FAIL
+  }
+  return members.object()
 }

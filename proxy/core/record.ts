@@ -8,7 +8,7 @@ import type { Dialect } from '../dialects/types'
 import { RecordFault } from './hold'
 import { isObject, type Json, type JsonObject } from './json'
 import { parseJsonBytes } from './json-bytes'
-import { MAX_NESTING, nestingDepth } from './splice'
+import { MAX_NESTING, nestingDepth, type ScannedTop } from './splice'
 
 /** Why bytes are not a request: too deep, not JSON (the parser's words), not an object, or a field. */
 export type NotARequest =
@@ -21,11 +21,13 @@ export type NotARequest =
 export function readRequest(
   bytes: Buffer,
   dialect: Dialect | undefined,
+  /** scanTopLevel(bytes) when the caller has it: a large body's top level is then not walked again. */
+  top?: ScannedTop,
 ): { ok: true; value: JsonObject } | ({ ok: false } & NotARequest) {
   if (nestingDepth(bytes, MAX_NESTING) > MAX_NESTING) return { ok: false, why: 'too-deep' }
   let v: Json
   try {
-    v = parseJsonBytes(bytes)
+    v = parseJsonBytes(bytes, top)
   } catch (err) {
     return { ok: false, why: 'not-json', detail: (err as Error).message }
   }

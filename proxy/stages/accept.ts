@@ -48,7 +48,10 @@ export interface Accepted {
 
 /** The request the bytes hold, or a 400 (BAD_JSON, BAD_FIELD) in words that name the problem. */
 export function parseBody(raw: Buffer, dialect: Dialect): { parsed: JsonObject; top: ScannedTop } {
-  const r = readRequest(raw, dialect)
+  // Scanned first, so the parse of a large body reads its members without walking the top level
+  // again; a parse error still takes precedence over a scan's refusal.
+  const top = scanTopLevel(raw)
+  const r = readRequest(raw, dialect, top.ok ? top : undefined)
   if (!r.ok) {
     if (r.why === 'field') throw new HoldfastError('BAD_FIELD', `the request is refused: ${r.detail}`)
     throw new HoldfastError(
@@ -60,7 +63,6 @@ export function parseBody(raw: Buffer, dialect: Dialect): { parsed: JsonObject; 
           : 'the request body must be a JSON object',
     )
   }
-  const top = scanTopLevel(raw)
   if (!top.ok) throw new HoldfastError('BAD_JSON', `the request body is refused: ${top.error}`)
   return { parsed: r.value, top }
 }

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util'
 import { inPieces, parseJsonBytes, PIECE } from '../../../proxy/core/json-bytes'
+import { scanTopLevel } from '../../../proxy/core/splice'
 import type { Json } from '../../../proxy/core/json'
 import { rng as random } from '../../support/fuzz'
 
@@ -129,6 +130,28 @@ describe('parseJsonBytes', () => {
       expect(same(pieces as Json, plain)).toBe(true)
       expect(same(parseJsonBytes(bytes), plain)).toBe(true)
     }
+  })
+
+  it('gives the same value from the top level’s scan, without walking the top level again', () => {
+    let read = 0
+    for (const bytes of documents) {
+      const top = scanTopLevel(bytes)
+      if (!top.ok) continue // a document that repeats a top-level key: the scan refuses it
+      expect(same(inPieces(bytes, top) as Json, JSON.parse(bytes.toString('utf8')) as Json)).toBe(true)
+      read++
+    }
+    expect(read).toBeGreaterThanOrEqual(10)
+    // A large member's key is read from the bytes as JSON.parse reads them: an escape is decoded, a
+    // raw control character (which the scan lets through) refuses the document.
+    const long = 'x'.repeat(3 * PIECE)
+    const escaped = Buffer.from(`{"a":1,"k\\u0007ey":"${long}"}`)
+    const escapedTop = scanTopLevel(escaped)
+    expect(escapedTop.ok && inPieces(escaped, escapedTop)).toEqual({ a: 1, 'k\u0007ey': long })
+    const raw = Buffer.from(`{"k\u0007ey":"${long}"}`)
+    const rawTop = scanTopLevel(raw)
+    expect(rawTop.ok).toBe(true)
+    expect(rawTop.ok && inPieces(raw, rawTop)).toBeUndefined()
+    expect(thrown(() => parseJsonBytes(raw, rawTop.ok ? rawTop : undefined))).toBe(plainError(raw))
   })
 
   it('keeps a repeated key at its first place with its last value, and `__proto__` as an own key', () => {
