@@ -6,14 +6,19 @@ function counting(idleMs: number): { idle: IdleCollector; count: () => number } 
   return { idle, count: () => n }
 }
 
+/** A request that begins and ends at once; `grows` false for a health poll. */
+function request(idle: IdleCollector, grows = true): void {
+  idle.begin(grows)
+  idle.end(grows)
+}
+
 describe('IdleCollector', () => {
   beforeEach(() => jest.useFakeTimers())
   afterEach(() => jest.useRealTimers())
 
   it('collects once when nothing has been in flight for the idle time, and not again without a new request', () => {
     const { idle, count } = counting(3000)
-    idle.begin()
-    idle.end()
+    request(idle)
     jest.advanceTimersByTime(2999)
     expect(count()).toBe(0)
     expect(idle.lastCollectionMs).toBeUndefined()
@@ -22,8 +27,7 @@ describe('IdleCollector', () => {
     expect(idle.lastCollectionMs).toBeGreaterThanOrEqual(0)
     jest.advanceTimersByTime(60_000)
     expect(count()).toBe(1)
-    idle.begin()
-    idle.end()
+    request(idle)
     jest.advanceTimersByTime(3000)
     expect(count()).toBe(2)
     idle.stop()
@@ -32,11 +36,10 @@ describe('IdleCollector', () => {
   it('never collects while a request is in flight', () => {
     const { idle, count } = counting(3000)
     idle.begin()
-    idle.begin()
-    idle.end()
+    request(idle)
     jest.advanceTimersByTime(60_000)
     expect(count()).toBe(0)
-    idle.end()
+    idle.end(false)
     jest.advanceTimersByTime(3000)
     expect(count()).toBe(1)
     idle.stop()
@@ -44,11 +47,9 @@ describe('IdleCollector', () => {
 
   it('waits the whole idle time after the last request ended, however many came and went before', () => {
     const { idle, count } = counting(3000)
-    idle.begin()
-    idle.end()
+    request(idle)
     jest.advanceTimersByTime(2000)
-    idle.begin()
-    idle.end()
+    request(idle)
     jest.advanceTimersByTime(2999) // 4999 ms after the first end, 2999 after the last
     expect(count()).toBe(0)
     jest.advanceTimersByTime(1)
@@ -58,16 +59,14 @@ describe('IdleCollector', () => {
 
   it('collects after steps, not after requests that grow nothing (health polls), though it waits for them', () => {
     const { idle, count } = counting(3000)
-    idle.begin(false)
-    idle.end()
+    request(idle, false)
     jest.advanceTimersByTime(60_000)
     expect(count()).toBe(0)
-    idle.begin()
-    idle.end()
+    request(idle)
     idle.begin(false)
     jest.advanceTimersByTime(60_000)
     expect(count()).toBe(0)
-    idle.end()
+    idle.end(false)
     jest.advanceTimersByTime(3000)
     expect(count()).toBe(1)
     idle.stop()
@@ -75,12 +74,10 @@ describe('IdleCollector', () => {
 
   it('is not put off by requests that grow nothing: polled every second, it still collects after the idle time (regression)', () => {
     const { idle, count } = counting(3000)
-    idle.begin()
-    idle.end()
+    request(idle)
     for (let t = 0; t < 3000; t += 1000) {
       jest.advanceTimersByTime(1000)
-      idle.begin(false)
-      idle.end(false)
+      request(idle, false)
     }
     expect(count()).toBe(1)
     idle.stop()
@@ -88,12 +85,10 @@ describe('IdleCollector', () => {
 
   it('collects nothing when stopped or when the idle time is 0', () => {
     const stopped = counting(3000)
-    stopped.idle.begin()
-    stopped.idle.end()
+    request(stopped.idle)
     stopped.idle.stop()
     const never = counting(0)
-    never.idle.begin()
-    never.idle.end()
+    request(never.idle)
     jest.advanceTimersByTime(60_000)
     expect([stopped.count(), never.count()]).toEqual([0, 0])
   })
