@@ -2,7 +2,7 @@
  * Memory by phase: the built proxy (`npm run build` first) runs the bench's load in phases — 3 000
  * 10 KB requests over 32 lanes, 100 × 1 MB on one, 200 × 1 MB over 32 (one agent per lane), 10 s
  * idle, the 1 MB × 32 phase again, 10 s idle — and after each prints its RSS, each thread's heap
- * (its health endpoint), how long each thread's last idle collection took, and the RSS by kind of mapping (/proc/<pid>/smaps: V8's 256 KB pages, larger
+ * (its health endpoint), how long each thread's last idle collection and malloc trim took, and the RSS by kind of mapping (/proc/<pid>/smaps: V8's 256 KB pages, larger
  * anonymous mappings, malloc's heap, files). `limits` (JSON, optional) is merged into holdfast.yaml's.
  * Run: `node -r ./scripts/register.js bench/phases.ts ['{"previous_cache_bytes":0}']`. Asserts nothing.
  */
@@ -74,9 +74,10 @@ async function main(): Promise<void> {
       memory_mb: object
       previous_cache?: object
       idle_collection_ms?: object
+      malloc_trim_ms?: object
     }
     console.log(
-      `${phase}: RSS ${rssMb(hf.pid).toFixed(1)} MB; heaps ${JSON.stringify(health.memory_mb)}; previous-request cache ${JSON.stringify(health.previous_cache ?? null)}; last idle collection, ms ${JSON.stringify(health.idle_collection_ms ?? null)}\n  by mapping: ${mappings(hf.pid)}`,
+      `${phase}: RSS ${rssMb(hf.pid).toFixed(1)} MB; heaps ${JSON.stringify(health.memory_mb)}; previous-request cache ${JSON.stringify(health.previous_cache ?? null)}; last idle collection, ms ${JSON.stringify(health.idle_collection_ms ?? null)}, malloc trim ${JSON.stringify(health.malloc_trim_ms ?? null)}\n  by mapping: ${mappings(hf.pid)}`,
     )
   }
   const idle = (): Promise<void> => new Promise((r) => setTimeout(r, 10_000))

@@ -29,7 +29,11 @@ export async function handleAdmin(
   try {
     if (req.method === 'GET' && pathname === '/_holdfast/health') {
       const worker = await ctx.committer.memory().catch(() => undefined)
-      const { lastCollectionMs: workerCollectionMs, ...workerHeap } = worker ?? { lastCollectionMs: null }
+      const {
+        lastCollectionMs: workerCollectionMs,
+        lastTrimMs: workerTrimMs,
+        ...workerHeap
+      } = worker ?? { lastCollectionMs: null, lastTrimMs: null }
       const ms = (v: number | null | undefined): number | null => (v == null ? null : Math.round(v * 10) / 10)
       sendJson(res, 200, {
         ok: !ctx.closing,
@@ -42,6 +46,7 @@ export async function handleAdmin(
           commit_worker: worker ? inMb(workerHeap) : null,
         },
         idle_collection_ms: { server: ms(ctx.idle.lastCollectionMs), commit_worker: ms(workerCollectionMs) },
+        malloc_trim_ms: { server: ms(ctx.idle.lastTrimMs), commit_worker: ms(workerTrimMs) },
         previous_cache: ctx.records.previousRecords.held,
         commit_backlog: { steps: ctx.backlog.size, limit: ctx.backlog.limit },
         agents: [...ctx.agents.values()].map((s) => ({

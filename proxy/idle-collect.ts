@@ -2,18 +2,21 @@
  * Memory given back when the server goes idle. V8 keeps the old-generation pages a burst of
  * requests grew until its next major collection, and an idle server allocates nothing that would
  * start one: after `npm run bench` the server thread still held 100–160 MB of heap at 10 s idle
- * (docs/benchmarks.md). So once no request has been in flight for `idleMs`, one full collection runs:
- * 30–65 ms on the server thread and 15–40 ms in the commit worker after a burst of 1 MB requests
- * here (`bench/phases.ts`, which prints health's `idle_collection_ms`). Not a compacting one: that
- * gave back ≈ 50 MB more but took 200–280 ms (a patch not kept), a pause a step arriving at that
- * moment would wait out.
- * Invariant: at most one collection per idle period, never while a request is in flight, none
- * without a step (a request that `grows`) since the last one. The collector is V8's own `gc`,
- * exposed at run time when node was not started with `--expose-gc`.
+ * (docs/benchmarks.md). And glibc's malloc keeps what the burst freed (request bodies, journal
+ * copies, packs) resident inside its heaps. So once no request has been in flight for `idleMs`, one
+ * full collection runs, then `malloc_trim(0)` (proxy/malloc-trim): 30–65 ms and 8–45 ms on the
+ * server thread, 15–40 ms and 8–13 ms in the commit worker after a burst of 1 MB requests here
+ * (`bench/phases.ts`, which prints health's `idle_collection_ms` and `malloc_trim_ms`). Not a
+ * compacting collection: that gave back ≈ 50 MB more but took 200–280 ms (a patch not kept), a
+ * pause a step arriving at that moment would wait out.
+ * Invariant: at most one collection and one trim per idle period, never while a request is in
+ * flight, none without a step (a request that `grows`) since the last one. The collector is V8's
+ * own `gc`, exposed at run time when node was not started with `--expose-gc`.
  */
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import { once } from './core/once'
+import { trimReachedOnFirstUse } from './malloc-trim'
 
 /** V8's full collection, or undefined where it cannot be reached. */
 export function fullCollection(): (() => void) | undefined {
@@ -40,6 +43,8 @@ export const IDLE_COLLECT_MS = 3000
 export class IdleCollector {
   /** How long the last collection took, ms (health: `idle_collection_ms`). */
   lastCollectionMs: number | undefined
+  /** How long the last trim of malloc's heaps took, ms (health: `malloc_trim_ms`). */
+  lastTrimMs: number | undefined
   private active = 0
   /** A request began since the last collection. */
   private dirty = false
@@ -50,6 +55,8 @@ export class IdleCollector {
     private readonly idleMs: number,
     /** Default: V8's, reached at the first collection (reaching it makes a V8 context: ≈ 1.8 MB of RSS). */
     private readonly collect: () => void = reachedOnFirstUse(),
+    /** Default: glibc's `malloc_trim(0)`, reached at the first trim; undefined where there is none (then no time is recorded). */
+    private readonly trim: () => boolean | undefined = trimReachedOnFirstUse(),
   ) {}
 
   /** A request began; `grows` false for one that leaves nothing to collect (a health poll must not cause a collection). */
@@ -81,7 +88,10 @@ export class IdleCollector {
       this.dirty = false
       const started = performance.now()
       this.collect()
-      this.lastCollectionMs = performance.now() - started
+      const collected = performance.now()
+      this.lastCollectionMs = collected - started
+      // After the collection: it frees what the dead buffers and strings held in malloc's heaps.
+      if (this.trim() !== undefined) this.lastTrimMs = performance.now() - collected
     }, ms)
     this.timer.unref()
   }

@@ -30,12 +30,13 @@ export interface CommitWorkerData {
   idleCollectMs: number
 }
 type QueuedJob = Exclude<CommitRequest, { kind: 'finish' | 'memory' }>
-/** The worker's own heap (its isolate), in bytes as `process.memoryUsage()` says them, and how long its last idle collection took. */
+/** The worker's own heap (its isolate), in bytes as `process.memoryUsage()` says them, and how long its last idle collection and trim took. */
 export type WorkerMemory = Pick<
   NodeJS.MemoryUsage,
   'heapUsed' | 'heapTotal' | 'external' | 'arrayBuffers'
 > & {
   lastCollectionMs: number | null
+  lastTrimMs: number | null
 }
 
 type Reply = (r: CommitReply) => void
@@ -205,9 +206,10 @@ if (parentPort) {
     if (m.kind === 'memory') {
       const { heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage()
       const lastCollectionMs = idle.lastCollectionMs ?? null
+      const lastTrimMs = idle.lastTrimMs ?? null
       const answer: CommitReply = {
         id: m.id,
-        value: { heapUsed, heapTotal, external, arrayBuffers, lastCollectionMs },
+        value: { heapUsed, heapTotal, external, arrayBuffers, lastCollectionMs, lastTrimMs },
       }
       port.postMessage(answer) // answered here, not by reply(): a health poll puts no idle collection off
       idle.end(false)

@@ -1,9 +1,17 @@
 import { fullCollection, IdleCollector } from '../../proxy/idle-collect'
 
-function counting(idleMs: number): { idle: IdleCollector; count: () => number } {
-  let n = 0
-  const idle = new IdleCollector(idleMs, () => n++)
-  return { idle, count: () => n }
+/** A collector whose collection and trim are counted, in the order they ran. */
+function counting(idleMs: number): { idle: IdleCollector; count: () => number; ran: string[] } {
+  const ran: string[] = []
+  const idle = new IdleCollector(
+    idleMs,
+    () => ran.push('collect'),
+    () => {
+      ran.push('trim')
+      return true
+    },
+  )
+  return { idle, count: () => ran.filter((r) => r === 'collect').length, ran }
 }
 
 /** A request that begins and ends at once; `grows` false for a health poll. */
@@ -80,6 +88,31 @@ describe('IdleCollector', () => {
       request(idle, false)
     }
     expect(count()).toBe(1)
+    idle.stop()
+  })
+
+  it('trims malloc’s heaps right after each collection, and times both', () => {
+    const { idle, ran } = counting(3000)
+    request(idle)
+    jest.advanceTimersByTime(3000)
+    request(idle)
+    jest.advanceTimersByTime(3000)
+    expect(ran).toEqual(['collect', 'trim', 'collect', 'trim'])
+    expect(idle.lastCollectionMs).toBeGreaterThanOrEqual(0)
+    expect(idle.lastTrimMs).toBeGreaterThanOrEqual(0)
+    idle.stop()
+  })
+
+  it('records no trim time where there is no malloc_trim to run', () => {
+    const idle = new IdleCollector(
+      3000,
+      () => undefined,
+      () => undefined,
+    )
+    request(idle)
+    jest.advanceTimersByTime(3000)
+    expect(idle.lastCollectionMs).toBeGreaterThanOrEqual(0)
+    expect(idle.lastTrimMs).toBeUndefined()
     idle.stop()
   })
 
