@@ -5,7 +5,7 @@
  * (the main one and each thread's arena), 40–110 MB after the bench's 1 MB cases here. `free` never
  * returns the middle of a heap; `malloc_trim` does (it advises the kernel that every free page in
  * every arena can go). Run by the idle collector after its collection (`bench/phases.ts`: RSS at
- * 10 s idle 237–330 MB without it, 199–200 with it; health's `malloc_trim_ms` says what it took).
+ * 10 s idle 237–330 MB without it, 186–219 with it; health's `malloc_trim_ms` says what it took).
  * Reached through koffi (a maintained FFI with prebuilt binaries: no compiler at install), loaded
  * on first use (≈ 12–19 ms, 4 MB of RSS): an idle proxy that never served a step never loads it.
  * Invariant: a no-op where there is no glibc (macOS, Windows, musl) or koffi cannot load — never
