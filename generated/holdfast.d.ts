@@ -38,13 +38,9 @@ export interface HoldfastConfig {
      */
     previous_cache_bytes?: number
     /**
-     * After this long with no request in flight, run one full garbage collection in each thread, then glibc's malloc_trim, so the memory a burst of requests grew is given back (0 = never).
+     * After this long with no request in flight, run one full garbage collection so the memory a burst of requests grew is given back (0 = never).
      */
     idle_collect_ms?: number
-    /**
-     * The commit worker thread's nice value on Linux (0-19): the kernel runs the request path first and the commits in what is left (0 = the same priority as the server).
-     */
-    commit_worker_nice?: number
   }
   timeouts?: {
     upstream_headers_ms?: number

@@ -17,11 +17,8 @@ import type { McpEndpoint } from './mcp'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
 import { IDLE_COLLECT_MS, IdleCollector } from './idle-collect'
-import { COMMIT_WORKER_NICE } from './thread-priority'
 
 const idleCollectMs = (config: HoldfastConfig): number => config.limits?.idle_collect_ms ?? IDLE_COLLECT_MS
-const commitWorkerNice = (config: HoldfastConfig): number =>
-  config.limits?.commit_worker_nice ?? COMMIT_WORKER_NICE
 
 /** Answered steps not yet on their branch past which new steps wait (≈ 1 s of commits here). */
 const COMMIT_BACKLOG_LIMIT = 512
@@ -51,7 +48,7 @@ export class ServerContext {
     public config: HoldfastConfig,
     readonly upstream: Upstream,
     readonly log: Logger,
-    readonly committer: Committer = new WorkerCommitter(idleCollectMs(config), commitWorkerNice(config)),
+    readonly committer: Committer = new WorkerCommitter(idleCollectMs(config)),
   ) {
     this.holdTtlMs = config.hold?.ttl_ms ?? CACHE_TTL_MS
     this.holdLongTtlMs = config.hold?.long_ttl_ms ?? LONG_CACHE_TTL_MS

@@ -9,7 +9,6 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { IDLE_COLLECT_MS, IdleCollector } from '../idle-collect'
-import { COMMIT_WORKER_NICE, lowerThisThread } from '../thread-priority'
 import { dropPackBytes } from './git-repo'
 import { maintain } from './git-run'
 import { type CommitJob, FinishedSteps, recordFiles } from '../record'
@@ -29,8 +28,6 @@ export type CommitReply =
 export interface CommitWorkerData {
   /** After this long with no message unanswered, one full collection of the worker's heap (0 = never). */
   idleCollectMs: number
-  /** The worker thread's nice value (proxy/thread-priority; 0 = as the server's). */
-  nice: number
 }
 type QueuedJob = Exclude<CommitRequest, { kind: 'finish' | 'memory' }>
 /** The worker's own heap (its isolate), in bytes as `process.memoryUsage()` says them, and how long its last idle collection and trim took. */
@@ -199,10 +196,7 @@ if (parentPort) {
   const port = parentPort
   const queues = new Map<string, Queue>()
   // Every message is answered once: from a message to its answer, it is in flight.
-  const data = workerData as CommitWorkerData | null
-  const idle = new IdleCollector(data?.idleCollectMs ?? IDLE_COLLECT_MS)
-  // Commits can wait a few milliseconds; the request path cannot: the kernel runs it first.
-  lowerThisThread(data?.nice ?? COMMIT_WORKER_NICE)
+  const idle = new IdleCollector((workerData as CommitWorkerData | null)?.idleCollectMs ?? IDLE_COLLECT_MS)
   const reply: Reply = (r) => {
     port.postMessage(r)
     idle.end()

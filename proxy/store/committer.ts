@@ -10,7 +10,6 @@ import { Worker } from 'node:worker_threads'
 import type { CommitReply, CommitRequest, CommitWorkerData, WorkerMemory } from './commit-worker'
 import { maintain } from './git-run'
 import { IDLE_COLLECT_MS } from '../idle-collect'
-import { COMMIT_WORKER_NICE } from '../thread-priority'
 import { type CommitJob, FinishedSteps, recordFiles } from '../record'
 import { finishStep, type FinishJob, type FinishSummary, summaryOf } from '../record/finish'
 import { Workspace } from './workspace'
@@ -84,19 +83,13 @@ export class WorkerCommitter implements Committer {
   private nextId = 1
   private readonly pending = new Map<number, { resolve: (v: Answer) => void; reject: (err: Error) => void }>()
 
-  /**
-   * `idleCollectMs`: the worker's own idle collection (holdfast.yaml `limits.idle_collect_ms`);
-   * `nice`: the worker thread's nice value (`limits.commit_worker_nice`; proxy/thread-priority).
-   */
-  constructor(
-    private readonly idleCollectMs = IDLE_COLLECT_MS,
-    private readonly nice = COMMIT_WORKER_NICE,
-  ) {}
+  /** `idleCollectMs`: the worker's own idle collection (holdfast.yaml `limits.idle_collect_ms`). */
+  constructor(private readonly idleCollectMs = IDLE_COLLECT_MS) {}
 
   private ensure(): Worker {
     if (this.worker) return this.worker
     const { file, execArgv } = workerEntry()
-    const workerData: CommitWorkerData = { idleCollectMs: this.idleCollectMs, nice: this.nice }
+    const workerData: CommitWorkerData = { idleCollectMs: this.idleCollectMs }
     const worker = new Worker(file, { execArgv, resourceLimits: WORKER_LIMITS, workerData })
     worker.on('message', (m: CommitReply) => {
       const p = this.pending.get(m.id)

@@ -12,7 +12,6 @@ import { type Committer, InlineCommitter, WorkerCommitter } from '../../../proxy
 import { Workspace } from '../../../proxy/store/workspace'
 import { journalSteps, MODEL } from './commit.support'
 import { git, packFiles, tempDir } from './git.support'
-import { eventually } from '../../support/harness'
 
 let home: string
 let ws: Workspace
@@ -118,42 +117,8 @@ describe('InlineCommitter', () => {
   })
 })
 
-/** The nice value of each thread of this process, by thread id (Linux). */
-function niceByThread(): Map<number, number> {
-  const out = new Map<number, number>()
-  for (const tid of fs.readdirSync('/proc/self/task')) {
-    try {
-      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
-      out.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]))
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return out
-}
-const onLinux = process.platform === 'linux' ? it : it.skip
-
 describe('WorkerCommitter', () => {
   contract(() => new WorkerCommitter())
-
-  onLinux(
-    'runs the worker thread at the nice value it was given, and leaves this thread as it was',
-    async () => {
-      const mine = niceByThread().get(process.pid)
-      const c = new WorkerCommitter(0, 7)
-      try {
-        const [s] = journalSteps(home, 'w', [{ agent: 'main', n: 1 }])
-        await c.finish(s!.finish) // the worker is up
-        const sevens = [...niceByThread()].filter(([, nice]) => nice === 7)
-        expect(sevens).toHaveLength(1)
-        expect(sevens[0]![0]).not.toBe(process.pid)
-        expect(niceByThread().get(process.pid)).toBe(mine)
-      } finally {
-        await c.close()
-      }
-      await eventually(() => ![...niceByThread().values()].includes(7), 3000, 'the worker thread gone')
-    },
-  )
 
   it('fails the commits pending in a worker that dies, then starts a new worker for the next one', async () => {
     const c = new WorkerCommitter()
