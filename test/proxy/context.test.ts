@@ -63,6 +63,7 @@ beforeEach(() => {
 afterEach(async () => {
   for (const ctx of contexts.splice(0)) {
     await ctx.closeTools()
+    ctx.idle.stop() // its timer would run after the test (and reach V8's gc and malloc_trim there)
     ctx.records.close()
   }
   await upstream.close()
