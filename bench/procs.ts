@@ -26,7 +26,11 @@ process.on('exit', () => {
   for (const c of started) c.kill('SIGKILL')
 })
 
-/** `node <args>` from the package root; resolves once it printed a line with its URL. */
+/**
+ * `node <args>` from the package root; resolves once it printed a line with its URL. With
+ * `HOLDFAST_BENCH_STDOUT=<file>`, what it prints after that line is appended there (node's
+ * `--trace-gc` lines, given in `HOLDFAST_NODE_ARGS`).
+ */
 export async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Proc> {
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -34,12 +38,20 @@ export async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promis
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   started.push(child)
-  const line = await new Promise<string>((resolve, reject) => {
-    readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', resolve)
+  // The first line naming a URL (node flags such as --trace-gc print lines of their own before it).
+  const url = await new Promise<string>((resolve, reject) => {
+    const lines = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream })
+    lines.on('line', (line) => {
+      const found = /(http:\/\/\S+)/.exec(line)?.[1]
+      if (found) {
+        lines.removeAllListeners('line')
+        const keep = process.env.HOLDFAST_BENCH_STDOUT
+        if (keep) lines.on('line', (l) => fs.appendFileSync(keep, `${l}\n`))
+        resolve(found)
+      }
+    })
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)))
   })
-  const url = /(http:\/\/\S+)/.exec(line)?.[1]
-  if (!url) throw new Error(`no url in: ${line}`)
   return { child, url, pid: child.pid as number }
 }
 

@@ -68,19 +68,25 @@ export function writeFileAtomicSync(
   }
 }
 
-/** Create `file` with `parts` in order (writev, as many calls as the kernel needs). */
+/**
+ * Create `file` with `parts` in order (writev, as many calls as the kernel needs). The parts are
+ * walked by index: a pack is thousands of parts, and dropping each written one by copying the rest
+ * of the array (as this did) allocated ≈ 130 KB per committed step in the commit worker.
+ */
 function writeAllSync(file: string, parts: readonly Buffer[], mode?: number): void {
   const fd = openSync(file, 'wx', mode ?? 0o666)
   try {
-    let rest = parts.filter((p) => p.length > 0)
-    while (rest.length > 0) {
+    const rest = parts.filter((p) => p.length > 0)
+    let i = 0
+    while (i < rest.length) {
       // writev takes at most IOV_MAX (1024) buffers at a time.
-      let wrote = writevSync(fd, rest.slice(0, 1024))
-      while (rest.length > 0 && wrote >= (rest[0] as Buffer).length) {
-        wrote -= (rest[0] as Buffer).length
-        rest = rest.slice(1)
+      let wrote = writevSync(fd, rest.slice(i, i + 1024))
+      while (i < rest.length && wrote >= (rest[i] as Buffer).length) {
+        wrote -= (rest[i] as Buffer).length
+        i++
       }
-      if (wrote > 0) rest = [(rest[0] as Buffer).subarray(wrote), ...rest.slice(1)]
+      // A short write ends inside a part: its unwritten end goes first next time.
+      if (wrote > 0) rest[i] = (rest[i] as Buffer).subarray(wrote)
     }
   } finally {
     closeSync(fd)
