@@ -5,9 +5,9 @@
  * (docs/benchmarks.md). And glibc's malloc keeps what the burst freed (request bodies, journal
  * copies, packs) resident inside its heaps. So once no request has been in flight for `idleMs`, one
  * full collection runs, then `malloc_trim(0)` (proxy/malloc-trim): 27–65 ms and 21–35 ms on the
- * server thread, 15–50 ms and 2–7 ms in the commit worker after a burst of 1 MB requests here (the
- * first trim, which loads its FFI, 94–145 ms)
- * (`bench/phases.ts`, which prints health's `idle_collection_ms` and `malloc_trim_ms`). Not a
+ * server thread, 15–50 ms and 2–7 ms in the commit worker after a burst of 1 MB requests here
+ * (`bench/phases.ts`, which prints health's `idle_collection_ms` and `malloc_trim_ms`; a thread's
+ * first trim, which loads its FFI, took up to 145 ms). Not a
  * compacting collection: that gave back ≈ 50 MB more but took 200–280 ms (a patch not kept), a
  * pause a step arriving at that moment would wait out.
  * Invariant: at most one collection and one trim per idle period, never while a request is in
