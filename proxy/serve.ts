@@ -128,8 +128,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           await closed
           await up.close()
           await ctx.committer.close()
-          ctx.records.close()
-          ctx.idle.stop()
+          ctx.close()
           removeServeInfo(opts.home)
           release()
         })()),

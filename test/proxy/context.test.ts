@@ -63,8 +63,7 @@ beforeEach(() => {
 afterEach(async () => {
   for (const ctx of contexts.splice(0)) {
     await ctx.closeTools()
-    ctx.idle.stop() // its timer would run after the test (and reach V8's gc and malloc_trim there)
-    ctx.records.close()
+    ctx.close()
   }
   await upstream.close()
   fs.rmSync(home, { recursive: true, force: true })
@@ -142,6 +141,17 @@ describe('tool hosts and the MCP endpoint', () => {
 })
 
 describe('requests in flight', () => {
+  it('collects once idle after a tracked step, and close stops that collection from running later', async () => {
+    const open = context({ limits: { idle_collect_ms: 20 } })
+    const closed = context({ limits: { idle_collect_ms: 20 } })
+    await open.track(Promise.resolve())
+    await closed.track(Promise.resolve())
+    closed.close()
+    await new Promise((r) => setTimeout(r, 150))
+    expect(open.idle.lastCollectionMs).toBeGreaterThanOrEqual(0)
+    expect(closed.idle.lastCollectionMs).toBeUndefined()
+  })
+
   it('tracks a request until it settles, resolved or rejected, and hands back the same promise', async () => {
     const ctx = context()
     let fail!: (e: Error) => void

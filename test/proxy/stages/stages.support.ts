@@ -42,8 +42,7 @@ export function stageContext(committer: Committer = new InlineCommitter()): Stag
     ctx,
     close: async () => {
       await ctx.drain()
-      ctx.idle.stop() // its timer would run after the test (and reach V8's gc and malloc_trim there)
-      ctx.records.close()
+      ctx.close()
       await committer.close()
       await upstream.close()
       fs.rmSync(home, { recursive: true, force: true })
