@@ -197,9 +197,10 @@ if (parentPort) {
   const queues = new Map<string, Queue>()
   // Every message is answered once: from a message to its answer, it is in flight.
   const idle = new IdleCollector((workerData as CommitWorkerData | null)?.idleCollectMs ?? IDLE_COLLECT_MS)
-  const reply: Reply = (r) => {
+  // `grows` false for a health poll's answer: it puts no idle collection off.
+  const reply = (r: CommitReply, grows = true): void => {
     port.postMessage(r)
-    idle.end()
+    idle.end(grows)
   }
   port.on('message', (m: CommitRequest) => {
     idle.begin(m.kind !== 'memory')
@@ -207,12 +208,10 @@ if (parentPort) {
       const { heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage()
       const lastCollectionMs = idle.lastCollectionMs ?? null
       const lastTrimMs = idle.lastTrimMs ?? null
-      const answer: CommitReply = {
-        id: m.id,
-        value: { heapUsed, heapTotal, external, arrayBuffers, lastCollectionMs, lastTrimMs },
-      }
-      port.postMessage(answer) // answered here, not by reply(): a health poll puts no idle collection off
-      idle.end(false)
+      reply(
+        { id: m.id, value: { heapUsed, heapTotal, external, arrayBuffers, lastCollectionMs, lastTrimMs } },
+        false,
+      )
       return
     }
     if (m.kind === 'finish') {
