@@ -18,19 +18,24 @@
  */
 import { isUtf8 } from 'node:buffer'
 import type { Json, JsonObject } from './json'
-import { isSpace, type ScannedTop, skipSpace, skipString, skipValue } from './splice'
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  isSpace,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+  type ScannedTop,
+  skipSpace,
+  skipString,
+  skipValue,
+} from './splice'
 
 /** The most bytes parsed as one string: far below V8's large-object size even as UTF-16. */
 export const PIECE = 32 * 1024
-
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const OPEN_ARRAY = 0x5b
-const CLOSE_ARRAY = 0x5d
-const OPEN_OBJECT = 0x7b
-const CLOSE_OBJECT = 0x7d
-const COMMA = 0x2c
-const COLON = 0x3a
 
 /** How far past a piece's nominal end a long string's cut may move before the string is parsed whole. */
 const MAX_CUT_SEARCH = 1024

@@ -25,8 +25,15 @@ export interface Edit {
   value: Buffer | undefined
 }
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
+/** The bytes of JSON's structure, by name (json-bytes reads the same ones). */
+export const QUOTE = 0x22
+export const BACKSLASH = 0x5c
+export const OPEN_OBJECT = 0x7b
+export const CLOSE_OBJECT = 0x7d
+export const OPEN_ARRAY = 0x5b
+export const CLOSE_ARRAY = 0x5d
+export const COMMA = 0x2c
+export const COLON = 0x3a
 
 export function isSpace(c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
@@ -73,12 +80,12 @@ export function nestingDepth(b: Buffer, limit = Infinity): number {
       if (i === -1) return max
       continue
     }
-    if (c === 0x7b || c === 0x5b) {
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (++depth > max) {
         max = depth
         if (max > limit) return max
       }
-    } else if (c === 0x7d || c === 0x5d) depth--
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--
     i++
   }
   return max
@@ -88,7 +95,7 @@ export function nestingDepth(b: Buffer, limit = Infinity): number {
 export function skipValue(b: Buffer, i: number): number {
   const first = b[i]
   if (first === QUOTE) return skipString(b, i)
-  if (first === 0x7b || first === 0x5b) {
+  if (first === OPEN_OBJECT || first === OPEN_ARRAY) {
     let depth = 0
     const n = b.length
     while (i < n) {
@@ -98,8 +105,8 @@ export function skipValue(b: Buffer, i: number): number {
         if (i === -1) return -1
         continue
       }
-      if (c === 0x7b || c === 0x5b) depth++
-      else if (c === 0x7d || c === 0x5d) {
+      if (c === OPEN_OBJECT || c === OPEN_ARRAY) depth++
+      else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
         depth--
         if (depth === 0) return i + 1
       }
@@ -110,7 +117,7 @@ export function skipValue(b: Buffer, i: number): number {
   // A scalar: number, true, false or null, ended by a delimiter or whitespace.
   const start = i
   let c = b[i]
-  while (c !== undefined && c !== 0x2c && c !== 0x7d && c !== 0x5d && !isSpace(c)) c = b[++i]
+  while (c !== undefined && c !== COMMA && c !== CLOSE_OBJECT && c !== CLOSE_ARRAY && !isSpace(c)) c = b[++i]
   return i > start ? i : -1
 }
 
@@ -119,15 +126,15 @@ export function skipValue(b: Buffer, i: number): number {
  * last one when it has fewer); -1 when they are not well-formed. Scans only those elements.
  */
 export function arrayPrefixEnd(b: Buffer, open: number, count: number): number {
-  if (b[open] !== 0x5b) return -1
+  if (b[open] !== OPEN_ARRAY) return -1
   let end = open + 1
   let i = skipSpace(b, end)
-  for (let k = 0; k < count && b[i] !== 0x5d; k++) {
+  for (let k = 0; k < count && b[i] !== CLOSE_ARRAY; k++) {
     const e = skipValue(b, i)
     if (e === -1) return -1
     end = e
     i = skipSpace(b, e)
-    if (b[i] === 0x2c) i = skipSpace(b, i + 1)
+    if (b[i] === COMMA) i = skipSpace(b, i + 1)
   }
   return end
 }
@@ -149,10 +156,10 @@ function decodeKey(b: Buffer, start: number, end: number): string | undefined {
 export function scanTopLevel(body: Buffer): TopLevel {
   const bad = (error: string): TopLevel => ({ ok: false, error })
   const open = skipSpace(body, 0)
-  if (body[open] !== 0x7b) return bad('the body is not a JSON object')
+  if (body[open] !== OPEN_OBJECT) return bad('the body is not a JSON object')
   const keys = new Map<string, Span>()
   let i = skipSpace(body, open + 1)
-  if (body[i] === 0x7d) return finish(body, keys, open, i)
+  if (body[i] === CLOSE_OBJECT) return finish(body, keys, open, i)
   for (;;) {
     if (body[i] !== QUOTE) return bad(`expected a key at byte ${i}`)
     const keyStart = i
@@ -162,14 +169,14 @@ export function scanTopLevel(body: Buffer): TopLevel {
     if (key === undefined) return bad(`undecodable key at byte ${keyStart}`)
     if (keys.has(key)) return bad(`duplicated top-level key ${JSON.stringify(key)}`)
     i = skipSpace(body, keyEnd)
-    if (body[i] !== 0x3a) return bad(`expected ":" at byte ${i}`)
+    if (body[i] !== COLON) return bad(`expected ":" at byte ${i}`)
     const valueStart = skipSpace(body, i + 1)
     const valueEnd = skipValue(body, valueStart)
     if (valueEnd === -1) return bad(`malformed value at byte ${valueStart}`)
     keys.set(key, { keyStart, valueStart, valueEnd })
     i = skipSpace(body, valueEnd)
-    if (body[i] === 0x7d) return finish(body, keys, open, i)
-    if (body[i] !== 0x2c) return bad(`expected "," or "}" at byte ${i}`)
+    if (body[i] === CLOSE_OBJECT) return finish(body, keys, open, i)
+    if (body[i] !== COMMA) return bad(`expected "," or "}" at byte ${i}`)
     i = skipSpace(body, i + 1)
   }
 }
