@@ -1,9 +1,17 @@
 import { fullCollection, IdleCollector } from '../../proxy/idle-collect'
 
+/** Every collector a test made: stopped after it. */
+const made: IdleCollector[] = []
+const collector = (...args: ConstructorParameters<typeof IdleCollector>): IdleCollector => {
+  const idle = new IdleCollector(...args)
+  made.push(idle)
+  return idle
+}
+
 /** A collector whose collection and trim are counted, in the order they ran. */
 function counting(idleMs: number): { idle: IdleCollector; count: () => number; ran: string[] } {
   const ran: string[] = []
-  const idle = new IdleCollector(
+  const idle = collector(
     idleMs,
     () => ran.push('collect'),
     () => {
@@ -22,7 +30,10 @@ function request(idle: IdleCollector, grows = true): void {
 
 describe('IdleCollector', () => {
   beforeEach(() => jest.useFakeTimers())
-  afterEach(() => jest.useRealTimers())
+  afterEach(() => {
+    for (const idle of made.splice(0)) idle.stop()
+    jest.useRealTimers()
+  })
 
   it('collects once when nothing has been in flight for the idle time, and not again without a new request', () => {
     const { idle, count } = counting(3000)
@@ -38,7 +49,6 @@ describe('IdleCollector', () => {
     request(idle)
     jest.advanceTimersByTime(3000)
     expect(count()).toBe(2)
-    idle.stop()
   })
 
   it('never collects while a request is in flight', () => {
@@ -50,7 +60,6 @@ describe('IdleCollector', () => {
     idle.end(false)
     jest.advanceTimersByTime(3000)
     expect(count()).toBe(1)
-    idle.stop()
   })
 
   it('waits the whole idle time after the last request ended, however many came and went before', () => {
@@ -62,7 +71,6 @@ describe('IdleCollector', () => {
     expect(count()).toBe(0)
     jest.advanceTimersByTime(1)
     expect(count()).toBe(1)
-    idle.stop()
   })
 
   it('collects after steps, not after requests that grow nothing (health polls), though it waits for them', () => {
@@ -77,7 +85,6 @@ describe('IdleCollector', () => {
     idle.end(false)
     jest.advanceTimersByTime(3000)
     expect(count()).toBe(1)
-    idle.stop()
   })
 
   it('is not put off by requests that grow nothing: polled every second, it still collects after the idle time (regression)', () => {
@@ -88,7 +95,6 @@ describe('IdleCollector', () => {
       request(idle, false)
     }
     expect(count()).toBe(1)
-    idle.stop()
   })
 
   it('trims malloc’s heaps right after each collection, and times both', () => {
@@ -100,11 +106,10 @@ describe('IdleCollector', () => {
     expect(ran).toEqual(['collect', 'trim', 'collect', 'trim'])
     expect(idle.lastCollectionMs).toBeGreaterThanOrEqual(0)
     expect(idle.lastTrimMs).toBeGreaterThanOrEqual(0)
-    idle.stop()
   })
 
   it('records no trim time where there is no malloc_trim to run', () => {
-    const idle = new IdleCollector(
+    const idle = collector(
       3000,
       () => undefined,
       () => undefined,
@@ -113,7 +118,6 @@ describe('IdleCollector', () => {
     jest.advanceTimersByTime(3000)
     expect(idle.lastCollectionMs).toBeGreaterThanOrEqual(0)
     expect(idle.lastTrimMs).toBeUndefined()
-    idle.stop()
   })
 
   it('collects nothing when stopped or when the idle time is 0', () => {
