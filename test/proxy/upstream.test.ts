@@ -1,6 +1,8 @@
 /** The header rules of proxy/upstream.ts as pure functions: what reaches the provider and the client. */
+import { execFileSync } from 'node:child_process'
 import http from 'node:http'
-import { forwardHeaders, responseHeaders, upstreamUrl } from '../../proxy/upstream'
+import path from 'node:path'
+import { forwardHeaders, responseHeaders, Upstream, upstreamUrl } from '../../proxy/upstream'
 import { startProxy, type Proxy } from '../support/harness'
 
 const anthropicRow = { dialect: 'anthropic' as const, base_url: 'https://api.anthropic.com' }
@@ -42,6 +44,28 @@ describe('upstream header rules', () => {
     expect(upstreamUrl(anthropicRow, '/v1/messages?beta=true').href).toBe(
       'https://api.anthropic.com/v1/messages?beta=true',
     )
+  })
+})
+
+describe('the HTTP client', () => {
+  it('is not loaded until the first request, and an upstream that sent nothing closes', async () => {
+    const root = path.join(__dirname, '..', '..')
+    const loaded = execFileSync(
+      process.execPath,
+      [
+        '-r',
+        path.join(root, 'scripts', 'register.js'),
+        '-e',
+        `const { Upstream } = require('./proxy/upstream')
+         new Upstream({ headersTimeoutMs: 1000, bodyTimeoutMs: 1000 })
+         console.log(Object.keys(require.cache).filter((k) => k.includes('/node_modules/undici/')).length)`,
+      ],
+      { cwd: root, encoding: 'utf8' },
+    )
+    expect(loaded.trim()).toBe('0')
+    await expect(
+      new Upstream({ headersTimeoutMs: 1000, bodyTimeoutMs: 1000 }).close(),
+    ).resolves.toBeUndefined()
   })
 })
 
