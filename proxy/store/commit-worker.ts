@@ -4,8 +4,9 @@
  * queue up while a batch is being written are committed together as one pack (each still its own
  * commit), so commits keep up with any request rate; once a workspace's commits go quiet, its many
  * small packs are merged (git repack --geometric). Invariant: one job at a time per workspace (a
- * repack never runs beside a commit of its repository), and every message is answered, with its
- * result or the error.
+ * repack never runs beside a commit of its repository), and every request is answered, with its
+ * result or the error. Requests come in arrays (what the server asked in one turn) and answers go
+ * back in arrays (those given in one turn here: a message's finishes, a batch's commits).
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { IDLE_COLLECT_MS, IdleCollector } from '../idle-collect'
@@ -197,12 +198,22 @@ if (parentPort) {
   const queues = new Map<string, Queue>()
   // Every message is answered once: from a message to its answer, it is in flight.
   const idle = new IdleCollector((workerData as CommitWorkerData | null)?.idleCollectMs ?? IDLE_COLLECT_MS)
+  // Answers go together: all those given in one turn (a message's, a batch's) as one message.
+  let outbox: CommitReply[] = []
+  const flush = (): void => {
+    const sent = outbox
+    outbox = []
+    port.postMessage(sent)
+  }
   // `grows` false for a health poll's answer: it puts no idle collection off.
   const reply = (r: CommitReply, grows = true): void => {
-    port.postMessage(r)
+    if (outbox.push(r) === 1) queueMicrotask(flush)
     idle.end(grows)
   }
-  port.on('message', (m: CommitRequest) => {
+  port.on('message', (ms: CommitRequest[]) => {
+    for (const m of ms) take(m)
+  })
+  const take = (m: CommitRequest): void => {
     idle.begin(m.kind !== 'memory')
     if (m.kind === 'memory') {
       const { heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage()
@@ -242,5 +253,5 @@ if (parentPort) {
       )
     q.jobs.push(m)
     if (!q.running) void drain(q, reply)
-  })
+  }
 }

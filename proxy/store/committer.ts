@@ -82,6 +82,15 @@ export class WorkerCommitter implements Committer {
   private worker: Worker | undefined
   private nextId = 1
   private readonly pending = new Map<number, { resolve: (v: Answer) => void; reject: (err: Error) => void }>()
+  /**
+   * Messages asked in this turn of the event loop: they go together, as one message, at its end.
+   * Each message wakes the worker and is answered with one; at 32 lanes one message carried many
+   * steps' finishes and commits, and a 10 KB step cost 1.03–1.05 ms of CPU in all against
+   * 1.10 (bench/profile.ts 3000 32, alternating twice). Waiting longer for more (5 ms) put a
+   * step's finish inside the next one's request at one lane: no gain there, a loss in one run.
+   */
+  private outbox: CommitRequest[] = []
+  private flushing: NodeJS.Immediate | undefined
 
   /** `idleCollectMs`: the worker's own idle collection (holdfast.yaml `limits.idle_collect_ms`). */
   constructor(private readonly idleCollectMs = IDLE_COLLECT_MS) {}
@@ -91,15 +100,21 @@ export class WorkerCommitter implements Committer {
     const { file, execArgv } = workerEntry()
     const workerData: CommitWorkerData = { idleCollectMs: this.idleCollectMs }
     const worker = new Worker(file, { execArgv, resourceLimits: WORKER_LIMITS, workerData })
-    worker.on('message', (m: CommitReply) => {
-      const p = this.pending.get(m.id)
-      if (!p) return
-      this.pending.delete(m.id)
-      if ('error' in m) p.reject(Object.assign(new Error(m.error.message), { name: m.error.name }))
-      else p.resolve(m.value)
+    worker.on('message', (replies: CommitReply[]) => {
+      for (const m of replies) {
+        const p = this.pending.get(m.id)
+        if (!p) continue
+        this.pending.delete(m.id)
+        if ('error' in m) p.reject(Object.assign(new Error(m.error.message), { name: m.error.name }))
+        else p.resolve(m.value)
+      }
     })
     const fail = (err: Error): void => {
       if (this.worker === worker) this.worker = undefined
+      // What was not sent yet was for this worker: its askers are answered below, not by the next one.
+      this.outbox = []
+      clearImmediate(this.flushing)
+      this.flushing = undefined
       for (const [id, p] of this.pending) {
         this.pending.delete(id)
         p.reject(err)
@@ -111,12 +126,24 @@ export class WorkerCommitter implements Committer {
     return worker
   }
 
-  private ask<T extends Answer>(m: CommitRequest): Promise<T> {
-    const worker = this.ensure()
+  /** Ask the worker; `now` sends at once, else at the end of this turn (order kept either way). */
+  private ask<T extends Answer>(m: CommitRequest, now = false): Promise<T> {
+    this.ensure()
     return new Promise<T>((resolve, reject) => {
       this.pending.set(m.id, { resolve: resolve as (v: Answer) => void, reject })
-      worker.postMessage(m)
+      this.outbox.push(m)
+      if (now) this.flush()
+      else this.flushing ??= setImmediate(() => this.flush())
     })
+  }
+
+  private flush(): void {
+    clearImmediate(this.flushing)
+    this.flushing = undefined
+    if (this.outbox.length === 0) return
+    const sent = this.outbox
+    this.outbox = []
+    this.ensure().postMessage(sent)
   }
 
   commit(home: string, ws: string, job: CommitJob, maintainAfter = 0): Promise<string> {
@@ -134,12 +161,15 @@ export class WorkerCommitter implements Committer {
   /** Asked only of a running worker: a health check does not start one. */
   async memory(): Promise<WorkerMemory | undefined> {
     if (!this.worker) return undefined
-    return this.ask<WorkerMemory>({ kind: 'memory', id: this.nextId++ })
+    return this.ask<WorkerMemory>({ kind: 'memory', id: this.nextId++ }, true)
   }
 
   async close(): Promise<void> {
     const w = this.worker
     this.worker = undefined
+    // What waits in the outbox is answered, as every pending message, when the worker exits.
+    clearImmediate(this.flushing)
+    this.flushing = undefined
     if (w) await w.terminate()
   }
 }

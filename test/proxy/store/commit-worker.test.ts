@@ -23,13 +23,18 @@ class Port {
     execArgv: ['-r', SOURCE_REGISTER],
   })
   readonly order: number[] = []
+  /** How many replies each message from the worker carried. */
+  readonly messages: number[] = []
   private readonly waiting = new Map<number, (r: CommitReply) => void>()
   private nextId = 1
   constructor() {
-    this.worker.on('message', (r: CommitReply) => {
-      this.order.push(r.id)
-      this.waiting.get(r.id)?.(r)
-      this.waiting.delete(r.id)
+    this.worker.on('message', (rs: CommitReply[]) => {
+      this.messages.push(rs.length)
+      for (const r of rs) {
+        this.order.push(r.id)
+        this.waiting.get(r.id)?.(r)
+        this.waiting.delete(r.id)
+      }
     })
   }
   id(): number {
@@ -37,10 +42,13 @@ class Port {
   }
   /** Post `m` (its id already set); resolves with its reply. */
   post(m: CommitRequest): Promise<CommitReply> {
-    return new Promise((resolve) => {
-      this.waiting.set(m.id, resolve)
-      this.worker.postMessage(m)
-    })
+    return this.postAll([m])[0] as Promise<CommitReply>
+  }
+  /** Post `ms` as one message, as the committer does; resolves each with its reply. */
+  postAll(ms: CommitRequest[]): Promise<CommitReply>[] {
+    const replies = ms.map((m) => new Promise<CommitReply>((resolve) => this.waiting.set(m.id, resolve)))
+    this.worker.postMessage(ms)
+    return replies
   }
 }
 
@@ -97,6 +105,28 @@ describe('the commit worker', () => {
     ])
     expect(git(ws.repo.gitdir, 'show', `${oids[2]}:steps/b/001/response.json`)).toBe(steps[2]!.answer)
     expect(git(ws.repo.gitdir, 'fsck', '--strict', '--no-dangling')).toBe('')
+  })
+
+  it('answers the messages that came as one with one message, and the commits of one batch with one', async () => {
+    const steps = journalSteps(home, 'w', [
+      { agent: 'a', n: 1 },
+      { agent: 'a', n: 2 },
+      { agent: 'b', n: 1 },
+    ])
+    const seen = port.messages.length
+    const finishes = await Promise.all(
+      port.postAll(steps.map((s) => ({ kind: 'finish', id: port.id(), job: s.finish }))),
+    )
+    finishes.forEach(valueOf)
+    expect(port.messages.slice(seen)).toEqual([3])
+    const commits = await Promise.all(
+      port.postAll(
+        steps.map((s) => ({ kind: 'commit', id: port.id(), home, ws: 'w', job: s.commit, maintainAfter: 0 })),
+      ),
+    )
+    commits.forEach(valueOf)
+    expect(port.messages.slice(seen)).toEqual([3, 3])
+    expect(await Promise.all(['a', 'b'].map((a) => ws.committedSteps(a)))).toEqual([2, 1])
   })
 
   it('commits a backlog in bounded packs (at most 512 steps each), every step its own commit in order', async () => {

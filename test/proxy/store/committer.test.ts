@@ -146,6 +146,34 @@ describe('WorkerCommitter', () => {
     }
   })
 
+  it('sends what is asked in one turn of the event loop as one message, and a memory question at once', async () => {
+    const c = new WorkerCommitter()
+    try {
+      const steps = journalSteps(
+        home,
+        'w',
+        [1, 2, 3, 4].map((n) => ({ agent: 'main', n })),
+      )
+      await c.finish(steps[0]!.finish) // the worker is up
+      const worker = (c as unknown as { worker: Worker }).worker
+      const sent = jest.spyOn(worker, 'postMessage')
+      const summaries = await Promise.all(steps.slice(1).map((s) => c.finish(s.finish)))
+      expect(summaries.map((x) => x.status)).toEqual([200, 200, 200])
+      expect(sent).toHaveBeenCalledTimes(1)
+      expect((sent.mock.calls[0]?.[0] as { kind: string }[]).map((m) => m.kind)).toEqual([
+        'finish',
+        'finish',
+        'finish',
+      ])
+      const memory = c.memory()
+      expect(sent).toHaveBeenCalledTimes(2)
+      expect(await memory).toMatchObject({ heapUsed: expect.any(Number) })
+      sent.mockRestore()
+    } finally {
+      await c.close()
+    }
+  })
+
   it('passes a failed maintain back as an error, and maintains a real workspace', async () => {
     const c = new WorkerCommitter()
     try {
