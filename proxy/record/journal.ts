@@ -377,31 +377,67 @@ export function readPlaced(file: string, extents: readonly Extent[]): Buffer {
   return readEach(file, [extents])[0] as Buffer
 }
 
-/** Several `readPlaced` of one file through one open descriptor (a commit reads a request and its answer). */
+/**
+ * Several `readPlaced` of one file through one open descriptor (a commit reads a request and its
+ * answer; a finish the meta, the HEAD and the answer). A step's frames lie together in its agent's
+ * journal, so when what the lists name is close (at most SPAN_SLACK of other bytes between), it is
+ * all one read: three system calls a finish and two a commit were one each.
+ */
 export function readEach(file: string, lists: readonly (readonly Extent[])[]): Buffer[] {
   const fd = fs.openSync(file, 'r')
   try {
-    return lists.map((extents) => readSpan(fd, file, extents))
+    const all = span(lists.flat())
+    if (lists.length > 1 && all.to - all.from <= all.wanted + SPAN_SLACK) {
+      const bytes = readRange(fd, file, all)
+      return lists.map((extents) => pick(bytes, all.from, extents))
+    }
+    return lists.map((extents) => {
+      const one = span(extents)
+      return pick(readRange(fd, file, one), one.from, extents)
+    })
   } finally {
     fs.closeSync(fd)
   }
 }
 
-function readSpan(fd: number, file: string, extents: readonly Extent[]): Buffer {
-  if (extents.length === 0) return Buffer.alloc(0)
-  const first = extents[0] as Extent
-  const last = extents[extents.length - 1] as Extent
-  const span = Buffer.allocUnsafe(last.offset + last.length - first.offset)
+/** Where `extents` begin and end in their file, and how many bytes they hold. */
+function span(extents: readonly Extent[]): { from: number; to: number; wanted: number } {
+  let from = extents.length > 0 ? Infinity : 0
+  let to = 0
+  let wanted = 0
+  for (const e of extents) {
+    from = Math.min(from, e.offset)
+    to = Math.max(to, e.offset + e.length)
+    wanted += e.length
+  }
+  return { from, to, wanted }
+}
+
+/** Bytes of other frames one read of several lists may carry along (frame headers, another step's). */
+const SPAN_SLACK = 64 * 1024
+
+/** Bytes `from` to `to` of `file`. */
+function readRange(fd: number, file: string, { from, to }: { from: number; to: number }): Buffer {
+  const span = Buffer.allocUnsafe(to - from)
   let got = 0
   while (got < span.length) {
-    const n = fs.readSync(fd, span, got, span.length - got, first.offset + got)
+    const n = fs.readSync(fd, span, got, span.length - got, from + got)
     if (n === 0) throw new Error(`the journal file ${file} ends before its frames do`)
     got += n
   }
-  if (extents.length === 1) return span
-  return Buffer.concat(
-    extents.map((e) => span.subarray(e.offset - first.offset, e.offset - first.offset + e.length)),
-  )
+  return span
+}
+
+/** `extents` out of `span` (which starts at file offset `base`), joined. */
+function pick(span: Buffer, base: number, extents: readonly Extent[]): Buffer {
+  if (extents.length === 0) return Buffer.alloc(0)
+  if (extents.length === 1) {
+    const e = extents[0] as Extent
+    return e.offset === base && e.length === span.length
+      ? span
+      : span.subarray(e.offset - base, e.offset - base + e.length)
+  }
+  return Buffer.concat(extents.map((e) => span.subarray(e.offset - base, e.offset - base + e.length)))
 }
 
 /** Agent names with a journal directory in this workspace. */

@@ -6,7 +6,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { Journal, readJournal, readPlaced } from '../../../proxy/record/journal'
+import { Journal, readEach, readJournal, readPlaced } from '../../../proxy/record/journal'
 import type { StepMeta } from '../../../generated/meta'
 
 let dir: string
@@ -59,5 +59,46 @@ describe('an answer in the journal', () => {
         JSON.stringify({ ...head, bytes: 12 }),
       )
     }
+  })
+})
+
+describe('reading several places of one file', () => {
+  /** Steps 1 and 2 of one agent: a 10 KB request each, step 2's frames after all of step 1's. */
+  const twoSteps = (requestBytes: number) => {
+    const journal = new Journal(false)
+    const agent = journal.agent(path.join(dir, 'a'))
+    const entries = [1, 2].map((n) => {
+      const e = agent.send(n, meta(n), Buffer.alloc(requestBytes, 48 + n))
+      e.sent()
+      e.chunk(Buffer.from(`{"answer":${n}}`), head)
+      return e
+    })
+    journal.close()
+    return entries
+  }
+
+  it("reads a step's meta, HEAD and answer with one read when they lie close, the same bytes as read apart", () => {
+    const [, e] = twoSteps(10_000)
+    const p = e!.place
+    const lists = [[p.meta], [p.head!], p.chunks, [p.request]]
+    const reads = jest.spyOn(fs, 'readSync')
+    const together = readEach(p.file, lists)
+    expect(reads).toHaveBeenCalledTimes(1)
+    expect(together.map(String)).toEqual(lists.map((l) => String(readPlaced(p.file, l))))
+    expect(together[2]!.toString()).toBe('{"answer":2}')
+    expect(together[3]!.equals(Buffer.alloc(10_000, 50))).toBe(true)
+  })
+
+  it('reads places far apart (more than 64 KB of other frames between) each on its own', () => {
+    const [e1, e2] = twoSteps(200_000)
+    const lists = [[e1!.place.head!], [e2!.place.head!], []]
+    const reads = jest.spyOn(fs, 'readSync')
+    const apart = readEach(e1!.place.file, lists)
+    expect(reads).toHaveBeenCalledTimes(2)
+    expect(apart.map(String)).toEqual([
+      JSON.stringify({ ...head, bytes: 12 }),
+      JSON.stringify({ ...head, bytes: 12 }),
+      '',
+    ])
   })
 })
