@@ -4,30 +4,36 @@
  * moment of this shared machine and holdfast's commits spread over the time of all three: the
  * request path's own cost, where `npm run bench` measures blocks of back-to-back requests. Built
  * holdfast (`npm run build` first; `HOLDFAST_BENCH_ROOT=<dir>`: another checkout's build). Run:
- * `node -r ./scripts/register.js bench/latency.ts [requests=1500] [runs=3] [bytes=10000]`. Asserts nothing.
+ * `node -r ./scripts/register.js bench/latency.ts [requests=1500] [runs=3] [bytes=10000] [--sse]`;
+ * `--sse` asks for event streams and times the first byte of each answer's body (the first event)
+ * instead of its last. Asserts nothing.
  */
 import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { filler, pct, postJson, startBare, startFake, startHoldfast } from './procs'
+import { filler, pct, postTimed, startBare, startFake, startHoldfast } from './procs'
 
-const N = Number(process.argv[2] ?? 1500)
-const RUNS = Number(process.argv[3] ?? 3)
+const SSE = process.argv.includes('--sse')
+const args = process.argv.slice(2).filter((a) => !a.startsWith('--'))
+const N = Number(args[0] ?? 1500)
+const RUNS = Number(args[1] ?? 3)
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-const BYTES = Number(process.argv[4] ?? 10_000)
+const BYTES = Number(args[2] ?? 10_000)
 const text = filler(BYTES)
 
-/** Request `i` to `url`; resolves with its time to the last byte, ms. */
-function post(url: string, i: number): Promise<number> {
+/** Request `i` to `url`; resolves with its time to the last byte (with --sse, to the first), ms. */
+async function post(url: string, i: number): Promise<number> {
   const body = JSON.stringify({
     model: 'claude-sonnet-4-5',
     max_tokens: 64,
+    ...(SSE ? { stream: true } : {}),
     tools: [{ name: 'Read', description: 'read a file', input_schema: { type: 'object' } }],
     system: 'You are a benchmark.',
     messages: [{ role: 'user', content: `${i} ${text}` }],
   })
-  return postJson(agent, url, body)
+  const t = await postTimed(agent, url, body)
+  return SSE ? t.ttfb : t.total
 }
 
 async function main(): Promise<void> {
@@ -40,7 +46,7 @@ async function main(): Promise<void> {
   })
   try {
     process.stdout.write(
-      `${N} interleaved ${BYTES >= 1e6 ? `${BYTES / 1e6} MB` : `${BYTES / 1e3} KB`} JSON requests per target, ${new Date().toISOString().slice(0, 16)}Z, load ${os.loadavg()[0]?.toFixed(2)}\n`,
+      `${N} interleaved ${BYTES >= 1e6 ? `${BYTES / 1e6} MB` : `${BYTES / 1e3} KB`} ${SSE ? 'SSE requests (time to the first event)' : 'JSON requests'} per target, ${new Date().toISOString().slice(0, 16)}Z, load ${os.loadavg()[0]?.toFixed(2)}\n`,
     )
     for (let run = 0; run <= RUNS; run++) {
       const urls = [

@@ -118,9 +118,18 @@ export const requestBody = (i: number, text: string, extra: object = {}): Buffer
   )
 
 /** POST a JSON body through `agent` and read the whole answer; resolves with the time to its last byte, ms (a status other than 200 rejects). */
-export function postJson(agent: http.Agent, url: string, body: Buffer | string): Promise<number> {
+export const postJson = (agent: http.Agent, url: string, body: Buffer | string): Promise<number> =>
+  postTimed(agent, url, body).then((t) => t.total)
+
+/** `postJson`, timing the first byte of the answer's body too (an event stream's first event), ms. */
+export function postTimed(
+  agent: http.Agent,
+  url: string,
+  body: Buffer | string,
+): Promise<{ total: number; ttfb: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now()
+    let ttfb = NaN
     const req = http.request(
       url,
       {
@@ -129,10 +138,11 @@ export function postJson(agent: http.Agent, url: string, body: Buffer | string):
         headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
       },
       (res) => {
+        res.once('data', () => (ttfb = performance.now() - t0))
         res.resume()
         res.on('end', () =>
           res.statusCode === 200
-            ? resolve(performance.now() - t0)
+            ? resolve({ total: performance.now() - t0, ttfb })
             : reject(new Error(`${url}: ${res.statusCode}`)),
         )
       },
