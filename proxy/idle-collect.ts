@@ -16,8 +16,8 @@
  */
 import v8 from 'node:v8'
 import vm from 'node:vm'
-import { once } from './core/once'
-import { trimReachedOnFirstUse } from './malloc-trim'
+import { onFirstUse } from './core/once'
+import { mallocTrim } from './malloc-trim'
 
 /** V8's full collection, or undefined where it cannot be reached. */
 export function fullCollection(): (() => void) | undefined {
@@ -30,12 +30,6 @@ export function fullCollection(): (() => void) | undefined {
   } catch {
     return undefined
   }
-}
-
-/** V8's collection, reached at the first call (a no-op where it cannot be). */
-function reachedOnFirstUse(): () => void {
-  const gc = once(fullCollection)
-  return () => gc()?.()
 }
 
 /** How long the server waits with nothing in flight before it collects (holdfast.yaml `limits.idle_collect_ms`). */
@@ -55,9 +49,9 @@ export class IdleCollector {
   constructor(
     private readonly idleMs: number,
     /** Default: V8's, reached at the first collection (reaching it makes a V8 context: ≈ 1.8 MB of RSS). */
-    private readonly collect: () => void = reachedOnFirstUse(),
+    private readonly collect: () => void = onFirstUse(fullCollection),
     /** Default: glibc's `malloc_trim(0)`, reached at the first trim; undefined where there is none (then no time is recorded). */
-    private readonly trim: () => boolean | undefined = trimReachedOnFirstUse(),
+    private readonly trim: () => boolean | undefined = onFirstUse(() => mallocTrim()),
   ) {}
 
   /** A request began; `grows` false for one that leaves nothing to collect (a health poll must not cause a collection). */

@@ -13,7 +13,6 @@
  * Invariant: a no-op where there is no glibc (macOS, Windows, musl) or koffi cannot load — never
  * an error.
  */
-import { once } from './core/once'
 
 /** `malloc_trim(0)` of this process (whether memory was given back), or undefined where there is none. */
 export function mallocTrim(platform: NodeJS.Platform = process.platform): (() => boolean) | undefined {
@@ -27,10 +26,4 @@ export function mallocTrim(platform: NodeJS.Platform = process.platform): (() =>
     // No glibc (musl names its C library otherwise and has no malloc_trim), or no koffi build here.
     return undefined
   }
-}
-
-/** `malloc_trim(0)`, reached at the first call: whether it gave memory back, undefined where there is none. */
-export function trimReachedOnFirstUse(): () => boolean | undefined {
-  const trim = once(() => mallocTrim())
-  return () => trim()?.()
 }

@@ -1,4 +1,4 @@
-import { mallocTrim, trimReachedOnFirstUse } from '../../proxy/malloc-trim'
+import { mallocTrim } from '../../proxy/malloc-trim'
 
 describe('mallocTrim', () => {
   it('reaches glibc’s malloc_trim on Linux, which runs and says whether it gave memory back', () => {
@@ -10,14 +10,5 @@ describe('mallocTrim', () => {
   it('is absent where there is no glibc, rather than an error', () => {
     expect(mallocTrim('darwin')).toBeUndefined()
     expect(mallocTrim('win32')).toBeUndefined()
-  })
-})
-
-describe('trimReachedOnFirstUse', () => {
-  it('trims on every call once reached, and says whether memory was given back', () => {
-    const trim = trimReachedOnFirstUse()
-    const first = trim()
-    expect(typeof first).toBe('boolean')
-    expect(typeof trim()).toBe('boolean')
   })
 })
