@@ -1,5 +1,6 @@
 /**
- * A value made on first use, then the same value every time (a memo of one thunk). Pure.
+ * Made on first use: a value (`once`, a memo of one thunk) or a function to call every time
+ * (`onFirstUse`). No state outside the closures they return.
  */
 export function once<T>(make: () => T): () => T {
   let value: T | undefined

@@ -418,26 +418,20 @@ const SPAN_SLACK = 64 * 1024
 
 /** Bytes `from` to `to` of `file`. */
 function readRange(fd: number, file: string, { from, to }: { from: number; to: number }): Buffer {
-  const span = Buffer.allocUnsafe(to - from)
+  const bytes = Buffer.allocUnsafe(to - from)
   let got = 0
-  while (got < span.length) {
-    const n = fs.readSync(fd, span, got, span.length - got, from + got)
+  while (got < bytes.length) {
+    const n = fs.readSync(fd, bytes, got, bytes.length - got, from + got)
     if (n === 0) throw new Error(`the journal file ${file} ends before its frames do`)
     got += n
   }
-  return span
+  return bytes
 }
 
-/** `extents` out of `span` (which starts at file offset `base`), joined. */
-function pick(span: Buffer, base: number, extents: readonly Extent[]): Buffer {
-  if (extents.length === 0) return Buffer.alloc(0)
-  if (extents.length === 1) {
-    const e = extents[0] as Extent
-    return e.offset === base && e.length === span.length
-      ? span
-      : span.subarray(e.offset - base, e.offset - base + e.length)
-  }
-  return Buffer.concat(extents.map((e) => span.subarray(e.offset - base, e.offset - base + e.length)))
+/** `extents` out of `bytes` (which start at file offset `base`): one is a view, several are joined. */
+function pick(bytes: Buffer, base: number, extents: readonly Extent[]): Buffer {
+  const views = extents.map((e) => bytes.subarray(e.offset - base, e.offset - base + e.length))
+  return views.length === 1 ? (views[0] as Buffer) : Buffer.concat(views)
 }
 
 /** Agent names with a journal directory in this workspace. */

@@ -196,7 +196,7 @@ const finished = new FinishedSteps()
 if (parentPort) {
   const port = parentPort
   const queues = new Map<string, Queue>()
-  // Every message is answered once: from a message to its answer, it is in flight.
+  // Every request is answered once: from a request to its answer, it is in flight.
   const idle = new IdleCollector((workerData as CommitWorkerData | null)?.idleCollectMs ?? IDLE_COLLECT_MS)
   // Answers go together: all those given in one turn (a message's, a batch's) as one message.
   let outbox: CommitReply[] = []
@@ -210,9 +210,6 @@ if (parentPort) {
     if (outbox.push(r) === 1) queueMicrotask(flush)
     idle.end(grows)
   }
-  port.on('message', (ms: CommitRequest[]) => {
-    for (const m of ms) take(m)
-  })
   const take = (m: CommitRequest): void => {
     idle.begin(m.kind !== 'memory')
     if (m.kind === 'memory') {
@@ -254,4 +251,7 @@ if (parentPort) {
     q.jobs.push(m)
     if (!q.running) void drain(q, reply)
   }
+  port.on('message', (ms: CommitRequest[]) => {
+    for (const m of ms) take(m)
+  })
 }
