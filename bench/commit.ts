@@ -10,10 +10,10 @@
  * figures of such a run are the profiler's as much as the commit's). Asserts nothing.
  */
 import fs from 'node:fs'
-import inspector from 'node:inspector'
 import os from 'node:os'
 import path from 'node:path'
 import type { StepToCommit } from '../proxy/store/step-commits'
+import { sampling } from './heap'
 
 const ROOT = process.env.HOLDFAST_BENCH_ROOT ?? path.join(__dirname, '..')
 const [N, A, B] = [2000, 32, 32].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number]
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     const t0 = performance.now()
     for (let i = 0; i < N; i += B) await ws.commitSteps(batch(i))
     const cpu = process.cpuUsage(cpu0)
-    if (heap) process.stdout.write(await heap())
+    if (heap) process.stdout.write(await heap(N, 'step'))
     const per = (us: number): string => (us / 1000 / N).toFixed(3)
     process.stdout.write(
       `${N} steps, ${A} agents, ${B} per batch (${path.basename(ROOT)}): CPU ${per(cpu.user + cpu.system)} ms per step ` +
@@ -67,49 +67,6 @@ async function main(): Promise<void> {
   } finally {
     fs.rmSync(home, { recursive: true, force: true })
   }
-}
-
-/** Start sampling this thread's allocations; the function given back stops and reports them per step. */
-async function sampling(): Promise<() => Promise<string>> {
-  const session = new inspector.Session()
-  session.connect()
-  const post = <T>(method: string, params?: object): Promise<T> =>
-    new Promise((resolve, reject) =>
-      session.post(method, params, (err, v) => (err ? reject(err) : resolve(v as T))),
-    )
-  await post('HeapProfiler.enable')
-  await post('HeapProfiler.startSampling', {
-    samplingInterval: 512,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
-  })
-  return async () => {
-    const { profile } = await post<{ profile: { head: Sample } }>('HeapProfiler.stopSampling')
-    session.disconnect()
-    const bySite = new Map<string, number>()
-    let total = 0
-    const walk = (n: Sample, caller: string): void => {
-      const site = `${n.callFrame.functionName || '(anonymous)'} ${path.basename(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`
-      total += n.selfSize
-      // A builtin (slice, from, …) is named with the function that called it.
-      const key = n.callFrame.url ? site : `${site} in ${caller}`
-      if (n.selfSize > 0) bySite.set(key, (bySite.get(key) ?? 0) + n.selfSize)
-      for (const c of n.children) walk(c, n.callFrame.url ? site : caller)
-    }
-    walk(profile.head, '(root)')
-    const kb = (bytes: number): string => (bytes / 1024 / N).toFixed(1)
-    const top = [...bySite]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 6)
-      .map(([k, v]) => `  ${kb(v)} KB ${k}\n`)
-    return `heap allocated: ${kb(total)} KB per step, most by:\n${top.join('')}`
-  }
-}
-
-interface Sample {
-  callFrame: { functionName: string; url: string; lineNumber: number }
-  selfSize: number
-  children: Sample[]
 }
 
 main().catch((err) => {

@@ -365,10 +365,15 @@ async function main(): Promise<void> {
   const bare = await startBare(fake.url)
   await new Promise((r) => setTimeout(r, 500))
   const idleStart = rssMb(hf.pid)
-  // Warm both paths (JIT, connections, the workspace, the commit worker).
+  // Warm both paths (JIT, connections, the workspace, the commit worker). The first request to each
+  // is timed: holdfast's first step also loads its HTTP client, creates the workspace and starts
+  // the commit worker.
+  const first: number[] = []
   for (let i = 0; i < 30; i++) {
-    for (const u of [fake.url, bare.url, `${hf.url}/w/bench/a/warm`])
-      await post(`${u}/v1/messages`, body('anthropic', 10_000, false, `w${i}`))
+    for (const u of [fake.url, bare.url, `${hf.url}/w/bench/a/warm`]) {
+      const t = await post(`${u}/v1/messages`, body('anthropic', 10_000, false, `w${i}`))
+      if (i === 0) first.push(t.total)
+    }
   }
   // Then every case once at a quarter of its requests through the floor and holdfast: V8 compiles
   // the hot code of each path (undici, SSE, the commit worker) in its first few thousand requests,
@@ -488,6 +493,8 @@ async function main(): Promise<void> {
     row('a conversation growing ~4 KB a step', growing),
     '',
     `Memory (RSS): ${f(idleStart)} MB idle after start, ${f(idleWarm)} MB idle after warm-up; after the cases ${f(rssAfterFirst)} MB at once and ${f(rssFirstSettled)} MB after ${SETTLE_MS / 1000} s idle; after a second run of them ${f(rssAfterSecond)} MB at once and ${f(rssSecondSettled)} MB after ${SETTLE_MS / 1000} s idle; peak ${f(peak)} MB. Packs of the workspace at the end: ${f(repoMb)} MB.`,
+    '',
+    `The first 10 KB request after start, ms: direct ${f(first[0] ?? NaN)}, bare ${f(first[1] ?? NaN)}, holdfast ${f(first[2] ?? NaN)} (its first step also loads its HTTP client, creates the workspace and starts the commit worker).`,
     '',
     `Where it is after the second run (MB): server thread heap ${f(heaps.memory_mb.heapUsed ?? NaN)} used of ${f(heaps.memory_mb.heapTotal ?? NaN)}, external ${f(heaps.memory_mb.external ?? NaN)}; commit worker heap ${f(heaps.memory_mb.commit_worker?.heapUsed ?? NaN)} used of ${f(heaps.memory_mb.commit_worker?.heapTotal ?? NaN)}, external ${f(heaps.memory_mb.commit_worker?.external ?? NaN)}; previous-request cache ${f((heaps.previous_cache?.bytes ?? 0) / 1048576)}.`,
     '',
