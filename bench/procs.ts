@@ -59,9 +59,9 @@ export async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promis
 export const startFake = (): Promise<Proc> =>
   start(['-r', REGISTER, 'test/support/fake-upstream-main.ts', '--port', '0', '--no-cache-model'])
 
-/** The bare undici forwarder in front of `upstream`: the floor any forwarding proxy pays here. */
-export const startBare = (upstream: string): Promise<Proc> =>
-  start(['-r', REGISTER, 'bench/bare-forwarder.ts', upstream])
+/** The bare undici forwarder in front of `upstream`: the floor any forwarding proxy pays here (`nodeArgs` go before it). */
+export const startBare = (upstream: string, nodeArgs: string[] = []): Promise<Proc> =>
+  start([...nodeArgs, '-r', REGISTER, 'bench/bare-forwarder.ts', upstream])
 
 /**
  * `holdfast serve` on `home` with `config` as its holdfast.yaml, warn-level logs, from `dist/` (built

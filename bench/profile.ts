@@ -6,7 +6,8 @@
  * strace is installed, system calls per request by name (`strace -c -f` attached for the measured
  * requests only). Run: `node -r ./scripts/register.js bench/profile.ts [requests=500] [lanes=1] [bytes=10000]`
  * (`HOLDFAST_BENCH_ROOT=<dir>`: the holdfast built in another checkout; `HOLDFAST_NODE_ARGS="…"`:
- * node flags for holdfast; `HOLDFAST_PROFILE_CPU=<dir>`: a `--cpu-prof` profile per thread there).
+ * node flags for holdfast; `HOLDFAST_PROFILE_CPU=<dir>`: a `--cpu-prof` profile per thread there, the bare
+ * forwarder's too, which bench/cpuprofile.ts reads).
  * Measures; asserts nothing.
  */
 import { spawn, spawnSync } from 'node:child_process'
@@ -171,19 +172,24 @@ async function measure(
 async function main(): Promise<void> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-profile-'))
   const fake = await startFake()
-  const bare = await startBare(fake.url)
-  // HOLDFAST_PROFILE_CPU=<dir>: --cpu-prof profiles of holdfast, one per thread, written there.
+  // HOLDFAST_PROFILE_CPU=<dir>: --cpu-prof profiles of holdfast (one per thread) and of the bare
+  // forwarder, written there at the same sampling interval (HOLDFAST_PROFILE_CPU_US, default 100 µs).
   const cpuProf = process.env.HOLDFAST_PROFILE_CPU
+  const profiled = cpuProf
+    ? [
+        '--cpu-prof',
+        `--cpu-prof-dir=${cpuProf}`,
+        `--cpu-prof-interval=${process.env.HOLDFAST_PROFILE_CPU_US ?? 100}`,
+      ]
+    : []
+  const bare = await startBare(fake.url, profiled)
   const hf = await startHoldfast(
     home,
     {
       listen: { host: '127.0.0.1', port: 0 },
       providers: { anthropic: { dialect: 'anthropic', base_url: fake.url } },
     },
-    [
-      ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []),
-      ...(process.env.HOLDFAST_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? []),
-    ],
+    [...profiled, ...(process.env.HOLDFAST_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? [])],
   )
   try {
     const out = [
@@ -196,6 +202,10 @@ async function main(): Promise<void> {
         () => landed(hf.url),
       )),
     ]
+    if (cpuProf)
+      out.push(
+        `profiles (bench/cpuprofile.ts ${2 * N} <file> reads one): bare forwarder CPU.*.${bare.pid}.*, holdfast CPU.*.${hf.pid}.* (its server thread …0.001, the commit worker the one after)`,
+      )
     process.stdout.write(out.join('\n') + '\n')
   } finally {
     for (const p of [hf, bare, fake]) p.child.kill('SIGTERM')
