@@ -4,7 +4,8 @@
  * (bench/profile.ts passes node flags on), it starts V8's sampling heap profiler after
  * `HOLDFAST_HEAP_AFTER` requests (default 2500: past a bench's warm-up), stops it
  * `HOLDFAST_HEAP_FOR` requests later (default 1000) and prints the figures on holdfast's stderr.
- * Only in the server thread (the commit worker inherits node's flags). Asserts nothing.
+ * `HOLDFAST_HEAP_LIVE=1`: only what outlived the collections until then (bench/heap.ts). Only in the
+ * server thread (the commit worker inherits node's flags). Asserts nothing.
  */
 import diagnostics from 'node:diagnostics_channel'
 import { isMainThread } from 'node:worker_threads'
@@ -17,7 +18,7 @@ if (isMainThread) {
   let stop: Promise<(count: number, unit: string) => Promise<string>> | undefined
   diagnostics.subscribe('http.server.request.start', () => {
     requests++
-    if (requests === after) stop = sampling()
+    if (requests === after) stop = sampling({ collected: !process.env.HOLDFAST_HEAP_LIVE })
     if (requests === after + span && stop)
       void stop
         .then((report) => report(span, 'request'))

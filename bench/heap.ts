@@ -1,7 +1,9 @@
 /**
  * V8's sampling heap profiler on this thread, objects already collected counted too: the heap a
  * piece of work allocates per unit, by the sites that allocated most. Used by bench/commit.ts
- * (`HOLDFAST_BENCH_HEAP=1`) and bench/heap-preload.ts (in holdfast's server thread).
+ * (`HOLDFAST_BENCH_HEAP=1`) and bench/heap-preload.ts (in holdfast's server thread). With
+ * `{ collected: false }`, only what no collection has freed by the report: what outlived the
+ * scavenges (live, or promoted and waiting for the next full collection), by the sites that made it.
  */
 import inspector from 'node:inspector'
 import path from 'node:path'
@@ -10,7 +12,9 @@ import path from 'node:path'
  * Start sampling this thread's allocations; the function given back stops and reports them per
  * `unit` (`n` of them were made meanwhile), by the sites that allocated most.
  */
-export async function sampling(): Promise<(n: number, unit: string) => Promise<string>> {
+export async function sampling({ collected = true } = {}): Promise<
+  (n: number, unit: string) => Promise<string>
+> {
   const session = new inspector.Session()
   session.connect()
   const post = <T>(method: string, params?: object): Promise<T> =>
@@ -20,8 +24,8 @@ export async function sampling(): Promise<(n: number, unit: string) => Promise<s
   await post('HeapProfiler.enable')
   await post('HeapProfiler.startSampling', {
     samplingInterval: 512,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    includeObjectsCollectedByMajorGC: collected,
+    includeObjectsCollectedByMinorGC: collected,
   })
   return async (count, unit) => {
     const { profile } = await post<{ profile: { head: Sample } }>('HeapProfiler.stopSampling')
@@ -40,9 +44,10 @@ export async function sampling(): Promise<(n: number, unit: string) => Promise<s
     const kb = (bytes: number): string => (bytes / 1024 / count).toFixed(1)
     const top = [...bySite]
       .sort((a, b) => b[1] - a[1])
-      .slice(0, 6)
+      .slice(0, collected ? 6 : 12)
       .map(([k, v]) => `  ${kb(v)} KB ${k}\n`)
-    return `heap allocated: ${kb(total)} KB per ${unit}, most by:\n${top.join('')}`
+    const what = collected ? 'heap allocated' : 'heap allocated and not yet collected'
+    return `${what}: ${kb(total)} KB per ${unit}, most by:\n${top.join('')}`
   }
 }
 
