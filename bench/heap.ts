@@ -1,9 +1,9 @@
 /**
  * V8's sampling heap profiler on this thread, objects already collected counted too: the heap a
  * piece of work allocates per unit, by the sites that allocated most. Used by bench/commit.ts
- * (`HOLDFAST_BENCH_HEAP=1`) and bench/heap-preload.ts (in holdfast's server thread). With
- * `{ collected: false }`, only what no collection has freed by the report: what outlived the
- * scavenges (live, or promoted and waiting for the next full collection), by the sites that made it.
+ * (`HOLDFAST_BENCH_HEAP=1`) and bench/heap-preload.ts (in holdfast's server thread). `minor: false`
+ * leaves out what a scavenge freed (what is left outlived one: live, or promoted and freed by a
+ * full collection); `major: false` also what a full collection freed.
  */
 import inspector from 'node:inspector'
 import path from 'node:path'
@@ -12,7 +12,7 @@ import path from 'node:path'
  * Start sampling this thread's allocations; the function given back stops and reports them per
  * `unit` (`n` of them were made meanwhile), by the sites that allocated most.
  */
-export async function sampling({ collected = true } = {}): Promise<
+export async function sampling({ minor = true, major = true } = {}): Promise<
   (n: number, unit: string) => Promise<string>
 > {
   const session = new inspector.Session()
@@ -24,8 +24,8 @@ export async function sampling({ collected = true } = {}): Promise<
   await post('HeapProfiler.enable')
   await post('HeapProfiler.startSampling', {
     samplingInterval: 512,
-    includeObjectsCollectedByMajorGC: collected,
-    includeObjectsCollectedByMinorGC: collected,
+    includeObjectsCollectedByMajorGC: major,
+    includeObjectsCollectedByMinorGC: minor,
   })
   return async (count, unit) => {
     const { profile } = await post<{ profile: { head: Sample } }>('HeapProfiler.stopSampling')
@@ -44,9 +44,13 @@ export async function sampling({ collected = true } = {}): Promise<
     const kb = (bytes: number): string => (bytes / 1024 / count).toFixed(1)
     const top = [...bySite]
       .sort((a, b) => b[1] - a[1])
-      .slice(0, collected ? 6 : 12)
+      .slice(0, minor ? 6 : 12)
       .map(([k, v]) => `  ${kb(v)} KB ${k}\n`)
-    const what = collected ? 'heap allocated' : 'heap allocated and not yet collected'
+    const what = minor
+      ? 'heap allocated'
+      : major
+        ? 'heap allocated that no scavenge freed'
+        : 'heap allocated and not yet collected'
     return `${what}: ${kb(total)} KB per ${unit}, most by:\n${top.join('')}`
   }
 }
