@@ -17,31 +17,33 @@ const MAX_USER_TEXT = 8192
 const READ_ONLY =
   'the exchange is read-only: a plugin decides by returning a value, never by editing the request'
 
-const views = new WeakMap<object, object>()
-const readOnlyHandler: ProxyHandler<object> = {
-  get(target, key, receiver) {
-    const v: unknown = Reflect.get(target, key, receiver)
-    return typeof v === 'object' && v !== null ? readOnly(v) : v
-  },
-  set() {
-    throw new TypeError(READ_ONLY)
-  },
-  defineProperty() {
-    throw new TypeError(READ_ONLY)
-  },
-  deleteProperty() {
-    throw new TypeError(READ_ONLY)
-  },
-  setPrototypeOf() {
-    throw new TypeError(READ_ONLY)
-  },
+const refuse = (): never => {
+  throw new TypeError(READ_ONLY)
 }
+const REFUSALS = { set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse }
 
-/** A read-only view of `value`, wrapped lazily as it is walked (nothing is copied). */
-function readOnly<T extends object>(value: T): DeepReadonly<T> {
-  let v = views.get(value)
-  if (!v) views.set(value, (v = new Proxy(value, readOnlyHandler)))
-  return v as DeepReadonly<T>
+/**
+ * A read-only view of `root`, wrapped lazily as it is walked (nothing is copied); the same object
+ * gives the same proxy within one view. The proxies are kept by the view, not in a module-wide
+ * WeakMap: a WeakMap outlives every request, and a young collection kept each request's parsed
+ * body alive through its entry (the entry's value, the proxy, points at its own key) until a full
+ * collection (docs/benchmarks.md, "Collections at c=1").
+ */
+function readOnly<T extends object>(root: T): DeepReadonly<T> {
+  const proxies = new Map<object, object>()
+  const wrap = (value: object): object => {
+    let p = proxies.get(value)
+    if (!p) proxies.set(value, (p = new Proxy(value, handler)))
+    return p
+  }
+  const handler: ProxyHandler<object> = {
+    get(target, key, receiver) {
+      const v: unknown = Reflect.get(target, key, receiver)
+      return typeof v === 'object' && v !== null ? wrap(v) : v
+    },
+    ...REFUSALS,
+  }
+  return wrap(root) as DeepReadonly<T>
 }
 
 /** Bytes of base64 payloads (images, documents, audio) in message content, two levels deep. */
@@ -92,21 +94,89 @@ export function summarize(
     }
     return ''
   })
-  return Object.freeze({
-    get approxTokens() {
-      return approxTokens()
-    },
-    toolNames: Object.freeze(toolNames),
-    get lastUserText() {
-      return lastUserText()
-    },
-    headers: Object.isFrozen(headers) ? headers : Object.freeze({ ...headers }),
-    model: typeof body.model === 'string' ? body.model : null,
-    maxTokens: typeof max === 'number' ? max : null,
-    messageCount: messages.length,
+  return new Summary(
+    approxTokens,
+    Object.freeze(toolNames),
+    lastUserText,
+    Object.isFrozen(headers) ? headers : Object.freeze({ ...headers }),
+    typeof body.model === 'string' ? body.model : null,
+    typeof max === 'number' ? max : null,
+    messages.length,
     systemChars,
-    stream: body.stream === true,
-  })
+    body.stream === true,
+  )
+}
+
+/*
+ * Views and summaries are frozen objects whose lazy fields are own getters. The getters are
+ * defined once here, shared by every object, and read what each object keeps in a private field:
+ * an object literal's getters are new closures each time, which gives each object a hidden class
+ * of its own, and that class (freed only by a full collection) kept everything the closures reach,
+ * the request's parsed body included, through every young-generation collection (10 KB promoted
+ * per 10 KB request on the server thread; docs/benchmarks.md, "Collections at c=1").
+ */
+
+/** An ExchangeSummary: its two transcript walks run on first read. Fields in ExchangeSummary's order. */
+class Summary implements ExchangeSummary {
+  declare readonly approxTokens: number
+  declare readonly toolNames: readonly string[]
+  declare readonly lastUserText: string
+  declare readonly headers: Readonly<Record<string, string>>
+  declare readonly model: string | null
+  declare readonly maxTokens: number | null
+  declare readonly messageCount: number
+  declare readonly systemChars: number
+  declare readonly stream: boolean
+  readonly #approxTokens: () => number
+  readonly #lastUserText: () => string
+
+  constructor(
+    approxTokens: () => number,
+    toolNames: readonly string[],
+    lastUserText: () => string,
+    headers: Readonly<Record<string, string>>,
+    model: string | null,
+    maxTokens: number | null,
+    messageCount: number,
+    systemChars: number,
+    stream: boolean,
+  ) {
+    this.#approxTokens = approxTokens
+    this.#lastUserText = lastUserText
+    Object.defineProperty(this, 'approxTokens', SUMMARY_GETTERS.approxTokens as PropertyDescriptor)
+    this.toolNames = toolNames
+    Object.defineProperty(this, 'lastUserText', SUMMARY_GETTERS.lastUserText as PropertyDescriptor)
+    this.headers = headers
+    this.model = model
+    this.maxTokens = maxTokens
+    this.messageCount = messageCount
+    this.systemChars = systemChars
+    this.stream = stream
+    Object.freeze(this)
+  }
+
+  static approxTokens(s: Summary): number {
+    return s.#approxTokens()
+  }
+
+  static lastUserText(s: Summary): string {
+    return s.#lastUserText()
+  }
+}
+
+const SUMMARY_GETTERS: PropertyDescriptorMap = {
+  approxTokens: {
+    get(this: Summary) {
+      return Summary.approxTokens(this)
+    },
+    enumerable: true,
+  },
+  lastUserText: {
+    get(this: Summary) {
+      return Summary.lastUserText(this)
+    },
+    enumerable: true,
+  },
 }
 
 interface ViewParts {
@@ -141,33 +211,66 @@ export function lazily(
 }
 
 /**
- * A frozen view; `summary` and `headers` (the same object as `summary.headers`) read lazily. One
- * object literal of fixed shape: spread first and getters after, V8 built every view through its
- * slow path (bench/identify.ts: 8–10 µs per begin + identify, 3.5–4 as one literal; the built-in
- * claude-code plugin makes a view for every request).
+ * A frozen view; `summary` and `headers` (the same object as `summary.headers`) read lazily. Its
+ * fields are own properties in one order, the two lazy ones last (bench/identify.ts measures a
+ * view per request: the built-in claude-code plugin makes one for every request).
  */
 export function createView(parts: ViewParts, lazy: Lazy): Exchange {
-  const { route, response } = parts
-  return Object.freeze({
-    id: parts.id,
-    dialect: parts.dialect,
-    kind: parts.kind,
-    path: parts.path,
-    workspace: parts.workspace,
-    agent: parts.agent,
-    replay: parts.replay,
-    body: readOnly(parts.body),
-    route: route && Object.freeze({ ...route }),
-    response:
+  return new View(parts, lazy)
+}
+
+class View implements Exchange {
+  readonly id: string
+  readonly dialect: DialectName
+  readonly kind: 'step' | 'count_tokens'
+  readonly path: string
+  readonly workspace: string
+  readonly agent: string
+  readonly replay: boolean
+  readonly body: DeepReadonly<JsonObject>
+  readonly route: RouteView | null
+  readonly response: ResponseView | null
+  declare readonly summary: ExchangeSummary
+  declare readonly headers: Readonly<Record<string, string>>
+  readonly #lazy: Lazy
+
+  constructor(parts: ViewParts, lazy: Lazy) {
+    const { route, response } = parts
+    this.id = parts.id
+    this.dialect = parts.dialect
+    this.kind = parts.kind
+    this.path = parts.path
+    this.workspace = parts.workspace
+    this.agent = parts.agent
+    this.replay = parts.replay
+    this.body = readOnly(parts.body)
+    this.route = route && Object.freeze({ ...route })
+    this.response =
       response &&
-      Object.freeze({ ...response, usage: response.usage && Object.freeze({ ...response.usage }) }),
-    get summary() {
-      return lazy.summary()
+      Object.freeze({ ...response, usage: response.usage && Object.freeze({ ...response.usage }) })
+    this.#lazy = lazy
+    Object.defineProperties(this, VIEW_GETTERS)
+    Object.freeze(this)
+  }
+
+  static lazy(v: View): Lazy {
+    return v.#lazy
+  }
+}
+
+const VIEW_GETTERS: PropertyDescriptorMap = {
+  summary: {
+    get(this: View) {
+      return View.lazy(this).summary()
     },
-    get headers() {
-      return lazy.headers()
+    enumerable: true,
+  },
+  headers: {
+    get(this: View) {
+      return View.lazy(this).headers()
     },
-  })
+    enumerable: true,
+  },
 }
 
 export interface ExchangeInit {

@@ -2,6 +2,8 @@
  * The exchange a plugin sees: a summary computed once from the parsed body (approximate tokens,
  * tool names, last user text, headers as recorded), and a view that refuses every write.
  */
+import { execFileSync } from 'node:child_process'
+import path from 'node:path'
 import { exchange, summarize } from '../../plugins/exchange'
 import type { JsonObject } from '../../proxy/core/json'
 import { fixture } from './support'
@@ -141,5 +143,27 @@ describe('the exchange view', () => {
     ])
     expect(ex.headers).toBe(ex.summary.headers)
     expect(JSON.parse(JSON.stringify(ex))).toMatchObject({ agent: 'main', headers: { 'user-agent': 'ua' } })
+  })
+
+  it('shares one hidden class among the views and summaries of different requests, so a young collection frees what they reach', () => {
+    // A view made per request whose getters were its own closures got a hidden class of its own,
+    // which only a full collection frees: it kept the request's parsed body alive through every
+    // scavenge. V8 answers the question itself (natives syntax, in a child process).
+    const root = path.join(__dirname, '..', '..')
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--allow-natives-syntax',
+        '-r',
+        path.join(root, 'scripts', 'register.js'),
+        '-e',
+        `const { exchange } = require('./plugins/exchange')
+         const mk = (i) => exchange({ body: { model: 'm', messages: [{ role: 'user', content: 'hi ' + i }] }, headers: { 'user-agent': 'ua' } })
+         const a = mk(1), b = mk(2)
+         console.log(JSON.stringify([%HaveSameMap(a, b), %HaveSameMap(a.summary, b.summary), %HasFastProperties(a), %HasFastProperties(a.summary)]))`,
+      ],
+      { cwd: root, encoding: 'utf8' },
+    )
+    expect(JSON.parse(out)).toEqual([true, true, true, true])
   })
 })
