@@ -166,4 +166,35 @@ describe('the exchange view', () => {
     )
     expect(JSON.parse(out)).toEqual([true, true, true, true])
   })
+
+  it("lets a young collection free a request's body once its view is gone", () => {
+    // 200 views of 50 KB bodies, read as a plugin reads them, then two young collections: the
+    // bodies must not have been promoted to the old generation (held by a module-wide WeakMap or
+    // by the views' own hidden classes, they were: 10-11 MB of it).
+    const root = path.join(__dirname, '..', '..')
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        '-r',
+        path.join(root, 'scripts', 'register.js'),
+        '-e',
+        `const v8 = require('node:v8')
+         const { exchange } = require('./plugins/exchange')
+         const old = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space').space_used_size
+         gc()
+         const before = old()
+         for (let i = 0; i < 200; i++) {
+           const ex = exchange({ body: { model: 'm', messages: [{ role: 'user', content: String(i).padEnd(50000, 'x') }] } })
+           void ex.body.messages[0].content
+           void ex.summary.lastUserText
+         }
+         gc({ type: 'minor' })
+         gc({ type: 'minor' })
+         console.log((old() - before) / 1e6)`,
+      ],
+      { cwd: root, encoding: 'utf8' },
+    )
+    expect(Number(out)).toBeLessThan(3)
+  })
 })
