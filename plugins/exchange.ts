@@ -110,10 +110,10 @@ export function summarize(
 /*
  * Views and summaries are frozen objects whose lazy fields are own getters. The getters are
  * defined once here, shared by every object, and read what each object keeps in a private field:
- * an object literal's getters are new closures each time, which gives each object a hidden class
- * of its own, and that class (freed only by a full collection) kept everything the closures reach,
- * the request's parsed body included, through every young-generation collection (10 KB promoted
- * per 10 KB request on the server thread; docs/benchmarks.md, "Collections at c=1").
+ * an object literal's getters are new closures each time, so no two views shared a hidden class
+ * (V8 kept each in dictionary mode), and with such views a young collection freed nothing they
+ * reached: the request's parsed body was promoted, 10 KB per 10 KB request on the server thread
+ * (docs/benchmarks.md, "Collections at c=1").
  */
 
 /** An ExchangeSummary: its two transcript walks run on first read. Fields in ExchangeSummary's order. */
