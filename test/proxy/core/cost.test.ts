@@ -52,6 +52,29 @@ describe('estimateCost', () => {
     expect(estimateCost('claude-opus-4-7', u, false, undefined, 'anthropic')?.saved_by_hold_usd).toBe(0)
   })
 
+  it('asks the price library once when nothing was read from cache: a held step then saved nothing', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const library = require('@pydantic/genai-prices') as typeof import('@pydantic/genai-prices')
+    const calls = jest.spyOn(library, 'calcPrice')
+    try {
+      const fresh: Usage = {
+        input_tokens: 1e6,
+        output_tokens: 1e6,
+        cache_read_tokens: 0,
+        cache_write_tokens: 1e6,
+      }
+      expect(estimateCost('claude-opus-4-7', fresh, true, undefined, 'anthropic')?.saved_by_hold_usd).toBe(0)
+      expect(calls).toHaveBeenCalledTimes(1)
+      const read: Usage = { ...fresh, cache_read_tokens: 1e6 }
+      expect(
+        estimateCost('claude-opus-4-7', read, true, undefined, 'anthropic')?.saved_by_hold_usd,
+      ).toBeGreaterThan(0)
+      expect(calls).toHaveBeenCalledTimes(3)
+    } finally {
+      calls.mockRestore()
+    }
+  })
+
   it('names the version of the price library that is installed', () => {
     const pkg = JSON.parse(
       fs.readFileSync(
