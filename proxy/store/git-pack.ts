@@ -26,6 +26,8 @@ export interface Edit {
 export interface GitObject {
   type: ObjectType
   body: Buffer
+  /** The body's length, when reading `body` would join it (a pieced object's). */
+  size?: number
   oid: string
   /** When its base is written earlier in the same pack, the object is written as a delta on it (a tree with one entry added: a few dozen bytes). */
   edit?: Edit
@@ -41,6 +43,80 @@ const MAX_DELTA_DEPTH = 16
 export function gitObject(type: ObjectType, body: Buffer): GitObject {
   const oid = createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest('hex')
   return { type, body, oid }
+}
+
+/** An object's body length, without joining a pieced body. */
+export const sizeOf = (o: GitObject): number => o.size ?? o.body.length
+
+/**
+ * An object whose body is given in pieces (an agent's tree with one entry spliced in): hashed piece
+ * by piece, and joined into one buffer only if something reads `body` (the pack writes it whole),
+ * so a long agent's batch does not copy its steps tree once per step.
+ */
+export class PiecedObject implements GitObject {
+  readonly oid: string
+  edit?: Edit
+  #body: Buffer | undefined
+
+  constructor(
+    readonly type: ObjectType,
+    readonly pieces: readonly Buffer[],
+    readonly size: number,
+  ) {
+    const hash = createHash('sha1').update(`${type} ${size}\0`)
+    for (const p of pieces) hash.update(p)
+    this.oid = hash.digest('hex')
+  }
+
+  get body(): Buffer {
+    return (this.#body ??= Buffer.concat(this.pieces as Buffer[], this.size))
+  }
+}
+
+/** Pieces shorter than this are joined with a short neighbour: an agent's batch appends ~31 bytes a step. */
+const JOIN_BELOW = 4096
+
+/**
+ * `pieces` (`size` bytes in all) with `skip` bytes at `prefix` replaced by `insert`: the pieces of
+ * the edited body, sharing the unchanged ones (nothing large is copied).
+ */
+export function splicePieces(
+  pieces: readonly Buffer[],
+  prefix: number,
+  skip: number,
+  insert: Buffer,
+): Buffer[] {
+  const out: Buffer[] = []
+  let at = 0
+  let i = 0
+  // The pieces wholly before the edit.
+  for (; i < pieces.length && at + (pieces[i] as Buffer).length <= prefix; i++) {
+    out.push(pieces[i] as Buffer)
+    at += (pieces[i] as Buffer).length
+  }
+  // The piece the edit starts in: its head, the insert, then what is left after the skipped bytes.
+  let drop = prefix - at + skip
+  const head = i < pieces.length ? (pieces[i] as Buffer).subarray(0, prefix - at) : undefined
+  if (head && head.length > 0) out.push(head)
+  if (insert.length > 0) out.push(insert)
+  for (; i < pieces.length; i++) {
+    const p = pieces[i] as Buffer
+    if (drop >= p.length) {
+      drop -= p.length
+      continue
+    }
+    out.push(drop > 0 ? p.subarray(drop) : p)
+    drop = 0
+  }
+  // Short neighbours joined: the appended entries of a batch stay one piece.
+  const joined: Buffer[] = []
+  for (const p of out) {
+    const last = joined[joined.length - 1]
+    if (last && last.length < JOIN_BELOW && p.length < JOIN_BELOW)
+      joined[joined.length - 1] = Buffer.concat([last, p])
+    else joined.push(p)
+  }
+  return joined
 }
 
 /** A tree entry as isomorphic-git reads it (`040000` for a tree); any mode is kept as it was. */
@@ -184,13 +260,13 @@ function copyOps(offset: number, size: number): number[] {
  * of `targetSize` bytes from the edit's base: copy the prefix, insert the new bytes (at most 127 an instruction), copy the rest.
  */
 function delta({ base, prefix, skip, insert }: Edit, targetSize: number): Buffer {
-  const head = [...deltaSize(base.body.length), ...deltaSize(targetSize), ...copyOps(0, prefix)]
+  const head = [...deltaSize(sizeOf(base)), ...deltaSize(targetSize), ...copyOps(0, prefix)]
   const parts: Buffer[] = [Buffer.from(head)]
   for (let at = 0; at < insert.length; at += 127) {
     const piece = insert.subarray(at, at + 127)
     parts.push(Buffer.from([piece.length]), piece)
   }
-  parts.push(Buffer.from(copyOps(prefix + skip, base.body.length - prefix - skip)))
+  parts.push(Buffer.from(copyOps(prefix + skip, sizeOf(base) - prefix - skip)))
   return Buffer.concat(parts)
 }
 
@@ -236,7 +312,7 @@ export function writePack(gitdir: string, objects: readonly GitObject[]): string
     let data: Buffer
     let depth = 0
     if (o.edit && base && base.depth < MAX_DELTA_DEPTH) {
-      const d = delta(o.edit, o.body.length)
+      const d = delta(o.edit, sizeOf(o))
       header = Buffer.concat([entryHeader(OFS_DELTA, d.length), baseDistance(offset - base.offset)])
       data = deflate('blob', d)
       depth = base.depth + 1

@@ -5,8 +5,9 @@
  * gives them in step order), each on top of the previous; only the trees on the changed path are
  * rewritten, and the agent's own `steps/<agent>` tree (one entry per step) is kept serialized per
  * batch tip: a batch edits its own copy in place (a step is a push), never a cached one; within a
- * batch each agent tree after the first is the previous body with one entry spliced in, written as
- * a delta on it (its id is still hashed over the whole tree). An empty batch writes nothing.
+ * batch each agent tree after the first is the previous body with one entry spliced in, kept as
+ * pieces of it (hashed over the whole tree, written as a delta on it, joined only when the pack
+ * writes it whole). An empty batch writes nothing.
  */
 import { formatStep } from '../core/naming'
 import { commitTree, getTree } from './git-read'
@@ -15,7 +16,10 @@ import {
   type Edit,
   gitObject,
   type GitObject,
+  PiecedObject,
   type Signature,
+  sizeOf,
+  splicePieces,
   treeBody,
   writePack,
 } from './git-pack'
@@ -114,11 +118,6 @@ class SortedTree {
   }
 }
 
-/** `base` with one edit applied (three copies): the body of the tree the edit made. */
-function edited(base: Buffer, e: Omit<Edit, 'base'>): Buffer {
-  return Buffer.concat([base.subarray(0, e.prefix), e.insert, base.subarray(e.prefix + e.skip)])
-}
-
 /**
  * One tree entry's bytes, in a buffer of its own: kept for as long as the tree is cached, it must
  * not pin a shared 8 KB pool slab (thousands of them did, 40 MB in a long run).
@@ -166,7 +165,7 @@ async function buildAgent(
   }
   // The agent's tree of the previous step in this batch: the next one is written as a delta on it
   // (one entry added), so a long agent's commit does not write its whole steps directory again.
-  let previousDir: GitObject | undefined
+  let previousDir: (GitObject & { pieces?: readonly Buffer[] }) | undefined
   for (const s of steps) {
     if (!s.files['request.json']) throw new Error(`step ${formatStep(s.n)} of ${agent} has no request.json`)
     const files: TreeEntry[] = Object.entries(s.files).map(([name, bytes]) => ({
@@ -177,7 +176,15 @@ async function buildAgent(
     }))
     const stepTree = put(gitObject('tree', treeBody(files)), files)
     const edit = agentDir.setTree(formatStep(s.n), stepTree)
-    const agentObj = gitObject('tree', previousDir ? edited(previousDir.body, edit) : agentDir.body())
+    // The batch's first tree is joined once; each after it is the one before with an entry spliced
+    // in, kept as pieces (hashed whole, written as a delta, joined only when written whole).
+    const agentObj: GitObject & { pieces?: readonly Buffer[] } = previousDir
+      ? new PiecedObject(
+          'tree',
+          splicePieces(previousDir.pieces ?? [previousDir.body], edit.prefix, edit.skip, edit.insert),
+          sizeOf(previousDir) - edit.skip + edit.insert.length,
+        )
+      : gitObject('tree', agentDir.body())
     if (previousDir) agentObj.edit = { base: previousDir, ...edit }
     previousDir = agentObj
     put(agentObj)

@@ -4,7 +4,9 @@
  * commit bodies are what git would store, and a pack (small stored objects, deflated large ones,
  * every size boundary of the entry header, duplicates) is read by `git cat-file`, verified by
  * `git verify-pack` and fsck-clean, read-only, with nothing left behind and nothing for an empty batch;
- * trees are stored, and an object that edits an earlier one in the pack is written as a delta.
+ * trees are stored, and an object that edits an earlier one in the pack is written as a delta;
+ * an object given in pieces has the id and bytes of its joined body, and an edit spliced into
+ * pieces gives the bytes the edit gives the joined body.
  */
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
@@ -13,10 +15,13 @@ import {
   commitBody,
   type GitObject,
   gitObject,
+  PiecedObject,
+  splicePieces,
   treeBody,
   type TreeItem,
   writePack,
 } from '../../../proxy/store/git-pack'
+import { rng } from '../../support/fuzz'
 import { getTree } from '../../../proxy/store/git-read'
 import { Lru, openRepo, type TreeEntry } from '../../../proxy/store/git-repo'
 import { git, gitBytes, packFiles, tempDir, tempLeftovers } from './git.support'
@@ -185,6 +190,62 @@ describe('writePack', () => {
     expect((await getTree(repo, v3.oid)).map((e) => e.path)).toEqual(
       [...entries.filter((_, i) => i !== 10), end, middle, swap].map((e) => e.path).sort(),
     )
+  })
+
+  it('splices an edit into pieces as into their joined bytes, at any place, and keeps the unchanged pieces', () => {
+    const random = rng(14)
+    const int = (n: number): number => Math.floor(random() * n)
+    for (let round = 0; round < 300; round++) {
+      // Pieces of every size, large ones among them (an agent's first tree), then edits on edits.
+      let pieces: Buffer[] = Array.from({ length: 1 + int(4) }, () =>
+        randomBytes(int(3) === 0 ? 5000 + int(70_000) : 1 + int(300)),
+      )
+      let whole: Buffer = Buffer.concat(pieces)
+      for (let e = 0; e < 8; e++) {
+        const prefix = int(whole.length + 1)
+        const skip = int(3) === 0 ? int(Math.min(40, whole.length - prefix) + 1) : 0
+        const insert = randomBytes(int(2) === 0 ? 31 : int(200))
+        const next = splicePieces(pieces, prefix, skip, insert)
+        const expected = Buffer.concat([whole.subarray(0, prefix), insert, whole.subarray(prefix + skip)])
+        expect(Buffer.concat(next).equals(expected)).toBe(true)
+        // A large piece the edit did not touch is kept as it is, not copied.
+        let at = 0
+        for (const p of pieces) {
+          if (p.length >= 4096 && (at + p.length <= prefix || at >= prefix + skip)) expect(next).toContain(p)
+          at += p.length
+        }
+        pieces = next
+        whole = expected
+      }
+    }
+  })
+
+  it('gives an object in pieces the id and bytes of its joined body, and git reads it written whole or as a delta', () => {
+    const entries = Array.from({ length: 4000 }, (_, i) =>
+      treeBody([
+        {
+          mode: '040000',
+          path: String(i + 1).padStart(4, '0'),
+          oid: randomBytes(20).toString('hex'),
+          type: 'tree',
+        },
+      ]),
+    )
+    const base = gitObject('tree', Buffer.concat(entries))
+    const added = treeBody([
+      { mode: '040000', path: '9999', oid: randomBytes(20).toString('hex'), type: 'tree' },
+    ])
+    const pieces = splicePieces([base.body], base.body.length, 0, added)
+    const pieced = new PiecedObject('tree', pieces, base.body.length + added.length)
+    const joined = gitObject('tree', Buffer.concat([base.body, added]))
+    expect(pieced.oid).toBe(joined.oid)
+    pieced.edit = { base, prefix: base.body.length, skip: 0, insert: added }
+    // As a delta on its base, and (another object, no base in the pack) whole.
+    const alone = new PiecedObject('tree', splicePieces([added], 0, 0, added), added.length * 2)
+    const name = writePack(gitdir, [base, pieced, alone]) as string
+    git(gitdir, 'verify-pack', path.join(gitdir, 'objects', 'pack', `${name}.idx`))
+    expect(gitBytes(gitdir, ['cat-file', 'tree', pieced.oid]).equals(joined.body)).toBe(true)
+    expect(gitBytes(gitdir, ['cat-file', 'tree', alone.oid]).equals(Buffer.concat([added, added]))).toBe(true)
   })
 
   it('stores each object once however often it is given, and names the pack by its contents', () => {
