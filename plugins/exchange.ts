@@ -95,29 +95,58 @@ export function summarize(
     return ''
   })
   return new Summary(
-    approxTokens,
-    Object.freeze(toolNames),
-    lastUserText,
-    Object.isFrozen(headers) ? headers : Object.freeze({ ...headers }),
-    typeof body.model === 'string' ? body.model : null,
-    typeof max === 'number' ? max : null,
-    messages.length,
-    systemChars,
-    body.stream === true,
+    { approxTokens, lastUserText },
+    {
+      toolNames: Object.freeze(toolNames),
+      headers: Object.isFrozen(headers) ? headers : Object.freeze({ ...headers }),
+      model: typeof body.model === 'string' ? body.model : null,
+      maxTokens: typeof max === 'number' ? max : null,
+      messageCount: messages.length,
+      systemChars,
+      stream: body.stream === true,
+    },
   )
 }
 
-/*
- * Views and summaries are frozen objects whose lazy fields are own getters. The getters are
- * defined once here, shared by every object, and read what each object keeps in a private field:
- * an object literal's getters are new closures each time, so no two views shared a hidden class
- * (V8 kept each in dictionary mode), and with such views a young collection freed nothing they
- * reached: the request's parsed body was promoted, 10 KB per 10 KB request on the server thread
- * (docs/benchmarks.md, "Collections at c=1").
+/**
+ * What a view or a summary computes on first read, behind own getters that are defined once for
+ * all of them (`LAZY`) and call the thunks each object keeps here. An object literal's getters are
+ * new closures each time: no two views shared a hidden class (V8 kept each in dictionary mode), and
+ * with such views a young collection freed nothing they reached: the request's parsed body was
+ * promoted, 10 KB per 10 KB request on the server thread (docs/benchmarks.md, "Collections at c=1").
  */
+class LazyFields {
+  readonly #thunks: Readonly<Record<string, () => unknown>>
+
+  constructor(thunks: Readonly<Record<string, () => unknown>>) {
+    this.#thunks = thunks
+  }
+
+  static read(o: LazyFields, name: string): unknown {
+    return o.#thunks[name]?.()
+  }
+}
+
+/** An own, enumerable getter of `name`, the same function for every object that has it. */
+const lazyField = (name: string): PropertyDescriptor => ({
+  get(this: LazyFields) {
+    return LazyFields.read(this, name)
+  },
+  enumerable: true,
+})
+const LAZY = {
+  approxTokens: lazyField('approxTokens'),
+  lastUserText: lazyField('lastUserText'),
+  summary: lazyField('summary'),
+  headers: lazyField('headers'),
+}
+/** A view's two: last, after its own fields. */
+const VIEW_LAZY = { summary: LAZY.summary, headers: LAZY.headers }
+
+type Eager = Omit<ExchangeSummary, 'approxTokens' | 'lastUserText'>
 
 /** An ExchangeSummary: its two transcript walks run on first read. Fields in ExchangeSummary's order. */
-class Summary implements ExchangeSummary {
+class Summary extends LazyFields implements ExchangeSummary {
   declare readonly approxTokens: number
   declare readonly toolNames: readonly string[]
   declare readonly lastUserText: string
@@ -127,56 +156,20 @@ class Summary implements ExchangeSummary {
   declare readonly messageCount: number
   declare readonly systemChars: number
   declare readonly stream: boolean
-  readonly #approxTokens: () => number
-  readonly #lastUserText: () => string
 
-  constructor(
-    approxTokens: () => number,
-    toolNames: readonly string[],
-    lastUserText: () => string,
-    headers: Readonly<Record<string, string>>,
-    model: string | null,
-    maxTokens: number | null,
-    messageCount: number,
-    systemChars: number,
-    stream: boolean,
-  ) {
-    this.#approxTokens = approxTokens
-    this.#lastUserText = lastUserText
-    Object.defineProperty(this, 'approxTokens', SUMMARY_GETTERS.approxTokens as PropertyDescriptor)
-    this.toolNames = toolNames
-    Object.defineProperty(this, 'lastUserText', SUMMARY_GETTERS.lastUserText as PropertyDescriptor)
-    this.headers = headers
-    this.model = model
-    this.maxTokens = maxTokens
-    this.messageCount = messageCount
-    this.systemChars = systemChars
-    this.stream = stream
+  constructor(thunks: { approxTokens: () => number; lastUserText: () => string }, f: Eager) {
+    super(thunks)
+    Object.defineProperty(this, 'approxTokens', LAZY.approxTokens)
+    this.toolNames = f.toolNames
+    Object.defineProperty(this, 'lastUserText', LAZY.lastUserText)
+    this.headers = f.headers
+    this.model = f.model
+    this.maxTokens = f.maxTokens
+    this.messageCount = f.messageCount
+    this.systemChars = f.systemChars
+    this.stream = f.stream
     Object.freeze(this)
   }
-
-  static approxTokens(s: Summary): number {
-    return s.#approxTokens()
-  }
-
-  static lastUserText(s: Summary): string {
-    return s.#lastUserText()
-  }
-}
-
-const SUMMARY_GETTERS: PropertyDescriptorMap = {
-  approxTokens: {
-    get(this: Summary) {
-      return Summary.approxTokens(this)
-    },
-    enumerable: true,
-  },
-  lastUserText: {
-    get(this: Summary) {
-      return Summary.lastUserText(this)
-    },
-    enumerable: true,
-  },
 }
 
 interface ViewParts {
@@ -219,7 +212,7 @@ export function createView(parts: ViewParts, lazy: Lazy): Exchange {
   return new View(parts, lazy)
 }
 
-class View implements Exchange {
+class View extends LazyFields implements Exchange {
   readonly id: string
   readonly dialect: DialectName
   readonly kind: 'step' | 'count_tokens'
@@ -232,9 +225,9 @@ class View implements Exchange {
   readonly response: ResponseView | null
   declare readonly summary: ExchangeSummary
   declare readonly headers: Readonly<Record<string, string>>
-  readonly #lazy: Lazy
 
   constructor(parts: ViewParts, lazy: Lazy) {
+    super({ summary: lazy.summary, headers: lazy.headers })
     const { route, response } = parts
     this.id = parts.id
     this.dialect = parts.dialect
@@ -248,29 +241,9 @@ class View implements Exchange {
     this.response =
       response &&
       Object.freeze({ ...response, usage: response.usage && Object.freeze({ ...response.usage }) })
-    this.#lazy = lazy
-    Object.defineProperties(this, VIEW_GETTERS)
+    Object.defineProperties(this, VIEW_LAZY)
     Object.freeze(this)
   }
-
-  static lazy(v: View): Lazy {
-    return v.#lazy
-  }
-}
-
-const VIEW_GETTERS: PropertyDescriptorMap = {
-  summary: {
-    get(this: View) {
-      return View.lazy(this).summary()
-    },
-    enumerable: true,
-  },
-  headers: {
-    get(this: View) {
-      return View.lazy(this).headers()
-    },
-    enumerable: true,
-  },
 }
 
 export interface ExchangeInit {
