@@ -55,22 +55,34 @@ export const sizeOf = (o: GitObject): number => o.size ?? o.body.length
  */
 export class PiecedObject implements GitObject {
   readonly oid: string
+  readonly size: number
   edit?: Edit
   #body: Buffer | undefined
 
   constructor(
     readonly type: ObjectType,
     readonly pieces: readonly Buffer[],
-    readonly size: number,
   ) {
-    const hash = createHash('sha1').update(`${type} ${size}\0`)
+    this.size = pieces.reduce((n, p) => n + p.length, 0)
+    const hash = createHash('sha1').update(`${type} ${this.size}\0`)
     for (const p of pieces) hash.update(p)
     this.oid = hash.digest('hex')
   }
 
   get body(): Buffer {
-    return (this.#body ??= Buffer.concat(this.pieces as Buffer[], this.size))
+    return (this.#body ??= Buffer.concat(this.pieces, this.size))
   }
+}
+
+/**
+ * `base` with one edit applied, as pieces of it (see PiecedObject), written as a delta on `base`
+ * when `base` is earlier in the same pack.
+ */
+export function edited(base: GitObject, e: Omit<Edit, 'base'>): PiecedObject {
+  const pieces = base instanceof PiecedObject ? base.pieces : [base.body]
+  const o = new PiecedObject(base.type, splicePieces(pieces, e.prefix, e.skip, e.insert))
+  o.edit = { base, ...e }
+  return o
 }
 
 /** Pieces shorter than this are joined with a short neighbour: an agent's batch appends ~31 bytes a step. */

@@ -14,12 +14,10 @@ import { commitTree, getTree } from './git-read'
 import {
   commitBody,
   type Edit,
+  edited,
   gitObject,
   type GitObject,
-  PiecedObject,
   type Signature,
-  sizeOf,
-  splicePieces,
   treeBody,
   writePack,
 } from './git-pack'
@@ -165,7 +163,7 @@ async function buildAgent(
   }
   // The agent's tree of the previous step in this batch: the next one is written as a delta on it
   // (one entry added), so a long agent's commit does not write its whole steps directory again.
-  let previousDir: (GitObject & { pieces?: readonly Buffer[] }) | undefined
+  let previousDir: GitObject | undefined
   for (const s of steps) {
     if (!s.files['request.json']) throw new Error(`step ${formatStep(s.n)} of ${agent} has no request.json`)
     const files: TreeEntry[] = Object.entries(s.files).map(([name, bytes]) => ({
@@ -178,14 +176,7 @@ async function buildAgent(
     const edit = agentDir.setTree(formatStep(s.n), stepTree)
     // The batch's first tree is joined once; each after it is the one before with an entry spliced
     // in, kept as pieces (hashed whole, written as a delta, joined only when written whole).
-    const agentObj: GitObject & { pieces?: readonly Buffer[] } = previousDir
-      ? new PiecedObject(
-          'tree',
-          splicePieces(previousDir.pieces ?? [previousDir.body], edit.prefix, edit.skip, edit.insert),
-          sizeOf(previousDir) - edit.skip + edit.insert.length,
-        )
-      : gitObject('tree', agentDir.body())
-    if (previousDir) agentObj.edit = { base: previousDir, ...edit }
+    const agentObj = previousDir ? edited(previousDir, edit) : gitObject('tree', agentDir.body())
     previousDir = agentObj
     put(agentObj)
     stepsDir = withTree(stepsDir, agent, agentObj.oid)

@@ -236,12 +236,12 @@ describe('writePack', () => {
       { mode: '040000', path: '9999', oid: randomBytes(20).toString('hex'), type: 'tree' },
     ])
     const pieces = splicePieces([base.body], base.body.length, 0, added)
-    const pieced = new PiecedObject('tree', pieces, base.body.length + added.length)
+    const pieced = new PiecedObject('tree', pieces)
     const joined = gitObject('tree', Buffer.concat([base.body, added]))
     expect(pieced.oid).toBe(joined.oid)
     pieced.edit = { base, prefix: base.body.length, skip: 0, insert: added }
     // As a delta on its base, and (another object, no base in the pack) whole.
-    const alone = new PiecedObject('tree', splicePieces([added], 0, 0, added), added.length * 2)
+    const alone = new PiecedObject('tree', splicePieces([added], 0, 0, added))
     const name = writePack(gitdir, [base, pieced, alone]) as string
     git(gitdir, 'verify-pack', path.join(gitdir, 'objects', 'pack', `${name}.idx`))
     expect(gitBytes(gitdir, ['cat-file', 'tree', pieced.oid]).equals(joined.body)).toBe(true)
