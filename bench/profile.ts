@@ -6,7 +6,7 @@
  * strace is installed, system calls per request by name (`strace -c -f` attached for the measured
  * requests only). Run: `node -r ./scripts/register.js bench/profile.ts [requests=500] [lanes=1] [bytes=10000]`
  * (`HOLDFAST_BENCH_ROOT=<dir>`: the holdfast built in another checkout; `HOLDFAST_NODE_ARGS="…"`:
- * node flags for holdfast; `HOLDFAST_PROFILE_CPU=<dir>`: a `--cpu-prof` profile per thread there, the bare
+ * node flags for holdfast; `HOLDFAST_BARE_NODE_ARGS`, for the bare forwarder; `HOLDFAST_PROFILE_CPU=<dir>`: a `--cpu-prof` profile per thread there, the bare
  * forwarder's too, which bench/cpuprofile.ts reads).
  * Measures; asserts nothing.
  */
@@ -182,7 +182,11 @@ async function main(): Promise<void> {
         `--cpu-prof-interval=${process.env.HOLDFAST_PROFILE_CPU_US ?? 100}`,
       ]
     : []
-  const bare = await startBare(fake.url, profiled)
+  // HOLDFAST_BARE_NODE_ARGS="…": node flags for the bare forwarder (--trace-gc-nvp beside holdfast's).
+  const bare = await startBare(fake.url, [
+    ...profiled,
+    ...(process.env.HOLDFAST_BARE_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? []),
+  ])
   const hf = await startHoldfast(
     home,
     {
