@@ -16,6 +16,8 @@ export const homePaths = {
   config: (home: string) => path.join(home, 'holdfast.yaml'),
   serveJson: (home: string) => path.join(home, 'serve.json'),
   serveLock: (home: string) => path.join(home, 'serve.lock'),
+  /** The home's token (0600), generated at the first start: store/token. */
+  token: (home: string) => path.join(home, 'token'),
   opsLog: (home: string) => path.join(home, 'ops.jsonl'),
   workspaces: (home: string) => path.join(home, 'workspaces'),
   workspace: (home: string, ws: string) => path.join(home, 'workspaces', assertName('workspace', ws)),

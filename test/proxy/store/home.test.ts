@@ -43,6 +43,7 @@ describe('homePaths', () => {
     expect(homePaths.config(home)).toBe('/h/holdfast.yaml')
     expect(homePaths.serveJson(home)).toBe('/h/serve.json')
     expect(homePaths.serveLock(home)).toBe('/h/serve.lock')
+    expect(homePaths.token(home)).toBe('/h/token')
     expect(homePaths.opsLog(home)).toBe('/h/ops.jsonl')
     expect(homePaths.quarantine(home)).toBe('/h/quarantine')
     expect(homePaths.workspaces(home)).toBe('/h/workspaces')
