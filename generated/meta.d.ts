@@ -89,7 +89,14 @@ export interface HoldVerdict {
   applied: boolean
   reason: string
   detail?: string
+  /**
+   * Names of the tools sent that the client had dropped.
+   */
   held: string[]
+  /**
+   * Present (true) when the hold applied and the client had sent the kept tools in another order.
+   */
+  reordered?: true
 }
 export interface Change {
   field: string

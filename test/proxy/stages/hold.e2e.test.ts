@@ -118,7 +118,7 @@ describe('the hold with the anthropic SDK', () => {
     expect(steps[0]!.meta.hold).toEqual({ applied: false, reason: 'first-step', held: [] })
     expect(steps[1]!.meta.hold).toEqual({ applied: true, reason: 'applied', held: ['b'] })
     expect(steps[1]!.meta.usage?.cache_read_tokens).toBe(r2.usage.cache_read_input_tokens)
-    expect(steps[2]!.meta.hold).toEqual({ applied: false, reason: 'not-a-subsequence', held: [] })
+    expect(steps[2]!.meta.hold).toEqual({ applied: false, reason: 'not-a-sub-multiset', held: [] })
 
     const [why2, why3] = await Promise.all([why(agent, '002'), why(agent, '003')])
     expect(why2.hold).toEqual({ applied: true, reason: 'applied', held: ['b'] })
@@ -191,7 +191,7 @@ describe('the hold with the openai SDK (system messages)', () => {
     await p.settled()
     const steps = committed(agent, 3)
     expect(steps[1]!.meta.hold).toEqual({ applied: true, reason: 'applied', held: ['b'] })
-    expect(steps[2]!.meta.hold).toEqual({ applied: false, reason: 'not-a-subsequence', held: [] })
+    expect(steps[2]!.meta.hold).toEqual({ applied: false, reason: 'not-a-sub-multiset', held: [] })
     const w = await why(agent, '2')
     expect(w.hold.held).toEqual(['b'])
     expect(w.summary.join('\n')).toMatch(/hold applied/)
