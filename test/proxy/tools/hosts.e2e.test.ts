@@ -51,7 +51,7 @@ const sentTools = (i: number): Tool[] =>
 describe('loaded tools end to end', () => {
   it('holds the unloaded tool while the prefix is intact, says so in why, then closes the history', async () => {
     expect(ok(await run('clients', 'load', 'default', 'main', 'fx', 'echo', 'shout'))).toBe(
-      `loaded fx_echo, fx_shout into default/main from client "fx". ${say.WHO_CAN_CALL}\n`,
+      `loaded fx_echo, fx_shout into default/main from client "fx". ${say.whoCanCall('default', 'main')}\n`,
     )
     const system = 'You are terse.'
     const turns: object[] = [{ role: 'user', content: 'Shout hello.' }]
