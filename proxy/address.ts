@@ -15,6 +15,8 @@ export type Endpoint =
   | { kind: 'pass'; dialect: Dialect }
   /** `OPTIONS` on a provider path: answered by holdfast (CORS preflight), never passed upstream. */
   | { kind: 'preflight'; dialect: Dialect }
+  /** A WebSocket upgrade of a provider path (Codex's `GET /v1/responses`): answered 426, never passed on. */
+  | { kind: 'websocket'; dialect: Dialect }
   /** `HEAD /` (or an address prefix alone): a client's connectivity probe, answered 200. */
   | { kind: 'probe' }
   | { kind: 'admin' }
@@ -68,6 +70,8 @@ export function classify(method: string, path: string, headers: IncomingHttpHead
   const provider = pathname.startsWith('/v1/') || pathname === '/api/hello'
   if (method === 'OPTIONS' && provider)
     return { kind: 'preflight', dialect: passThroughDialect(pathname, headers) }
+  if (method === 'GET' && provider && /\bwebsocket\b/i.test(header(headers, 'upgrade') ?? ''))
+    return { kind: 'websocket', dialect: passThroughDialect(pathname, headers) }
   if (method === 'POST') {
     const recorded = recordedAt(pathname)
     if (recorded) return { kind: 'step', dialect: recorded }
@@ -149,7 +153,11 @@ const JSON_TYPE = /^application\/json[ \t]*(;.*)?$/i
 
 /** Whether an endpoint speaks a provider's dialect (Origin and OPTIONS rules, error envelopes). */
 const isDialectEndpoint = (e: Endpoint): boolean =>
-  e.kind === 'step' || e.kind === 'count_tokens' || e.kind === 'pass' || e.kind === 'preflight'
+  e.kind === 'step' ||
+  e.kind === 'count_tokens' ||
+  e.kind === 'pass' ||
+  e.kind === 'preflight' ||
+  e.kind === 'websocket'
 
 /** The token / Host / Origin rules; throws the refusal, returns when the request may proceed. */
 export function guard(g: Guard, endpoint: Endpoint, method: string, headers: IncomingHttpHeaders): void {
