@@ -28,6 +28,13 @@ export interface StepMeta {
     why?: string
   }
   /**
+   * Set when a plugin (the built-in claude-code) marked the step as a compaction request (the model is asked to summarise the conversation) or as the first step after one; via says how it knew (a header, or the request's shape).
+   */
+  compaction?: {
+    kind: 'request' | 'after'
+    via: string
+  }
+  /**
    * The client's request headers, sanitized: no auth header, no x-holdfast-*.
    */
   request_headers: {

@@ -232,8 +232,9 @@ describe('Claude Code through holdfast', () => {
     expect(steps[after - 1]).toMatchObject({ hold_reason: 'applied', held: ['mcp__holdfast__fx_echo'] })
 
     const text = await cli('why', 'cc', 'main', nnn(after))
-    expect(text).toContain(`hold applied: re-sent step ${nnn(after - 1)}'s tools array`)
-    expect(text).toContain('held: mcp__holdfast__fx_echo')
+    expect(text).toContain(
+      `the client dropped mcp__holdfast__fx_echo; the hold re-sent step ${nnn(after - 1)}'s array`,
+    )
     expect(text).toMatch(/provider cache: read [1-9]/)
   })
 })

@@ -35,6 +35,7 @@ describe('prefixMoves', () => {
       head: false,
       keying: [],
       firstDifference: null,
+      difference: null,
     })
   })
 
@@ -56,6 +57,35 @@ describe('prefixMoves', () => {
       { role: 'assistant', content: 'TWO' },
     ])
     expect(prefixMoves(anthropic, prev, cur, {}, {}).firstDifference).toBe('messages[1].content[0].text')
+    expect(prefixMoves(anthropic, prev, cur, {}, {}).difference).toEqual({
+      path: 'messages[1].content[0].text',
+      offset: 0,
+      previous: 'two',
+      current: 'TWO',
+    })
+  })
+
+  it('reads a mid-conversation system entry as part of the prefix, at its own index', () => {
+    // Claude Code 2.1 sends role "system" entries inside messages (its mid-conversation-system beta).
+    const prev = body([
+      { role: 'user', content: 'one' },
+      { role: 'system', content: 'Deferred tools:\nmcp__a__x' },
+      { role: 'assistant', content: 'two' },
+    ])
+    const cur = body([
+      { role: 'user', content: 'one' },
+      { role: 'system', content: 'Deferred tools:\nmcp__a__y' },
+      { role: 'assistant', content: 'two' },
+      { role: 'user', content: 'three' },
+    ])
+    const m = prefixMoves(anthropic, prev, cur, {}, {})
+    expect(m.firstDifference).toBe('messages[1].content[0].text')
+    expect(m.difference).toMatchObject({
+      offset: 24,
+      previous: 'Deferred tools:\\nmcp__a__x',
+      current: 'Deferred tools:\\nmcp__a__y',
+    })
+    expect(m).toMatchObject({ system: false, head: false })
   })
 
   it('applies the same equivalence to openai messages after the system part', () => {
