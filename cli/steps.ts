@@ -1,6 +1,7 @@
 /**
  * `holdfast steps <ws> <agent>`: one row per step (tokens, cache reads and writes, cost, what
- * the hold saved, timings, committed or pending), read from git and the journal; no server needed.
+ * the hold saved, a compaction, timings, committed or pending), read from git and the journal; no
+ * server needed.
  */
 import type { Command } from 'commander'
 import { formatStep } from '../proxy/core/naming'
@@ -17,7 +18,11 @@ export interface StepRow {
   status: number | null
   outcome: string | null
   held: string[]
+  /** The hold applied and the client had moved the tools it kept. */
+  reordered: boolean
   hold_reason: string | null
+  /** `request`: a compaction (the model summarises the conversation); `after`: the first step after one. */
+  compaction: 'request' | 'after' | null
   input: number | null
   cache_read: number | null
   cache_write: number | null
@@ -45,7 +50,9 @@ export async function stepRows(home: string, wsName: string, agent: string): Pro
       status: m?.status ?? null,
       outcome: m?.outcome ?? (m ? unfinished : null),
       held: m?.hold.applied ? m.hold.held : [],
+      reordered: m?.hold.applied === true && m.hold.reordered === true,
       hold_reason: m?.hold.reason ?? null,
+      compaction: m?.compaction?.kind ?? null,
       input: m?.usage?.input_tokens ?? null,
       cache_read: m?.usage?.cache_read_tokens ?? null,
       cache_write: m?.usage?.cache_write_tokens ?? null,
@@ -58,6 +65,13 @@ export async function stepRows(home: string, wsName: string, agent: string): Pro
     })
   }
   return rows
+}
+
+/** The held cell: the dropped tools (the first two, then how many more), `reordered` for a pure reorder. */
+export function heldCell(r: Pick<StepRow, 'held' | 'hold_reason'> & { reordered?: boolean }): string {
+  if (r.held.length === 0) return r.reordered ? 'reordered' : '-'
+  const more = r.held.length > 2 ? ` +${r.held.length - 2}` : ''
+  return r.held.slice(0, 2).join(',') + more
 }
 
 /** The cost cell: unknown (never $0) when the step has usage but no table priced its model. */
@@ -112,6 +126,7 @@ export function registerSteps(program: Command): void {
             'model',
             'status',
             'held',
+            'compaction',
             'input',
             'cache read',
             'cache write',
@@ -128,7 +143,8 @@ export function registerSteps(program: Command): void {
               r.time ? r.time.replace('T', ' ').slice(0, 19) : null,
               r.model,
               r.status ?? r.outcome,
-              r.held.length ? r.held.join(',') : '-',
+              heldCell(r),
+              r.compaction ?? '-',
               fmtInt(r.input),
               fmtInt(r.cache_read),
               fmtInt(r.cache_write),
@@ -144,6 +160,7 @@ export function registerSteps(program: Command): void {
                 'total',
                 null,
                 `${rows.length} step${rows.length === 1 ? '' : 's'}`,
+                null,
                 null,
                 null,
                 fmtInt(t.input),

@@ -21,6 +21,7 @@ import { hideHomeInErrors } from './respond'
 import { Upstream } from './upstream'
 import type { AnyPlugin } from '../plugins/instance'
 import { loadPlugins } from '../plugins/loader'
+import { recordsView } from './plugin-records'
 import type { PluginHost } from '../plugins/runner'
 
 export interface ServeOptions {
@@ -95,6 +96,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       config,
       log: opts.log,
       builtins: opts.plugins,
+      records: recordsView((name) => ctx.workspace(name)),
     })
     const server = createServer(ctx, {
       token,

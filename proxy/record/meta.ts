@@ -31,6 +31,8 @@ export interface SendFacts {
     plugin: string | null
   }
   identified: StepMeta['identified'] | undefined
+  /** A plugin marked the step as a compaction request or the first step after one. */
+  compaction?: StepMeta['compaction']
   /** The sent body's model, if it names one. */
   model: string | null
   requestHeaders: Readonly<Record<string, string>>
@@ -62,6 +64,7 @@ export function sendMeta(s: SendFacts): StepMeta {
       plugin: s.route.plugin,
     },
     ...(s.identified ? { identified: s.identified } : {}),
+    ...(s.compaction ? { compaction: s.compaction } : {}),
     request_headers: { ...s.requestHeaders },
     cache_keying_headers: s.keyingHeaders,
     hold: s.hold,

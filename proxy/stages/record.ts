@@ -45,6 +45,7 @@ export function record(
     path: request.path,
     route,
     identified: who.moved,
+    compaction: who.compaction,
     model: typeof held.parsed.model === 'string' ? held.parsed.model : null,
     requestHeaders: request.recordedHeaders(),
     keyingHeaders: held.keyingHeaders,

@@ -140,7 +140,9 @@ describe('holdfast steps', () => {
       step: '002',
       status: 200,
       held: ['b'],
+      reordered: false,
       hold_reason: 'applied',
+      compaction: null,
       state: 'committed',
     })
     for (const r of rows) {
@@ -159,6 +161,7 @@ describe('holdfast steps', () => {
       'model',
       'status',
       'held',
+      'compaction',
       'input',
       'cache read',
       'cache write',
@@ -169,15 +172,16 @@ describe('holdfast steps', () => {
       'total',
       'state',
     ])
-    expect(lines[1]).toMatch(new RegExp(`^001 .* ${MODEL} +200 +- .*committed$`))
-    expect(lines[2]).toMatch(new RegExp(`^002 .* ${MODEL} +200 +b .*committed$`))
+    expect(lines[1]).toMatch(new RegExp(`^001 .* ${MODEL} +200 +- +- .*committed$`))
+    expect(lines[2]).toMatch(new RegExp(`^002 .* ${MODEL} +200 +b +- .*committed$`))
     // The totals row sums the token columns of the steps above it.
     const sum = (k: 'input' | 'cache_read' | 'cache_write' | 'output'): number =>
       rows.reduce((a, r) => a + (r[k] as number), 0)
-    expect(lines[3]!.split(/\s{2,}/).slice(0, 9)).toEqual([
+    expect(lines[3]!.split(/\s{2,}/).slice(0, 10)).toEqual([
       'total',
       '-',
       '2 steps',
+      '-',
       '-',
       '-',
       String(sum('input')),
