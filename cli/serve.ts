@@ -1,6 +1,7 @@
 /**
  * `holdfast serve`: the main job. Prints exactly `holdfast listening on http://HOST:PORT` as the
- * first stdout line; SIGINT/SIGTERM finish in-flight steps and commits, then exit 0.
+ * first stdout line; SIGINT/SIGTERM finish in-flight steps and commits, then exit 0. With
+ * `--leased` (how `holdfast run` starts it) it also stops that way once no run holds a lease.
  */
 import type { Command } from 'commander'
 import { resolveHome } from '../proxy/store/home'
@@ -13,7 +14,8 @@ export function registerServe(program: Command): void {
     .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
     .option('--host <host>', 'address to bind (default from holdfast.yaml: 127.0.0.1)')
     .option('--port <n>', 'port (0 picks a free one; default from holdfast.yaml: 8787)')
-    .action(async (opts: { home?: string; host?: string; port?: string }) => {
+    .option('--leased', 'stop once no `holdfast run` holds a lease on the home (how run starts serve)')
+    .action(async (opts: { home?: string; host?: string; port?: string; leased?: boolean }) => {
       const home = resolveHome(opts.home)
       let port: number | undefined
       if (opts.port !== undefined) {
@@ -27,11 +29,14 @@ export function registerServe(program: Command): void {
       const log = createLogger()
       let server
       try {
-        server = await startServer({ home, host: opts.host, port, log })
+        server = await startServer({ home, host: opts.host, port, log, leased: opts.leased === true })
       } catch (err) {
         throw new CliError((err as Error).message)
       }
+      let stopping = false
       const stop = (signal: string): void => {
+        if (stopping) return
+        stopping = true
         log.info({ signal }, 'finishing in-flight steps and commits, then exiting')
         server.close().then(
           () => process.exit(0),
@@ -45,6 +50,10 @@ export function registerServe(program: Command): void {
       process.once('SIGINT', () => stop('SIGINT'))
       process.once('SIGTERM', () => stop('SIGTERM'))
       process.stdout.write(`holdfast listening on ${server.url}\n`)
+      if (opts.leased) {
+        const { stopWhenUnleased } = await import('../proxy/run-leases')
+        stopWhenUnleased(home, (why) => stop(why), log)
+      }
       const { wroteDefaultConfig } = await import('../proxy/store/config')
       if (wroteDefaultConfig)
         log.info({ file: wroteDefaultConfig }, `wrote a new holdfast.yaml at ${wroteDefaultConfig}`)

@@ -35,6 +35,10 @@ export interface StepMeta {
     via: string
   }
   /**
+   * The request's prompt cache key as sent (openai and responses prompt_cache_key: Codex sends its session id), when it has one.
+   */
+  prompt_cache_key?: string
+  /**
    * The client's request headers, sanitized: no auth header, no x-holdfast-*.
    */
   request_headers: {

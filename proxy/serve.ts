@@ -31,6 +31,8 @@ export interface ServeOptions {
   log: Logger
   /** Config to use instead of reading `<home>/holdfast.yaml` (tests). */
   config?: HoldfastConfig
+  /** Started by `holdfast run`: serve.json says so, and the serve stops once no run holds a lease. */
+  leased?: boolean
   /** Extra built-in plugins by name, listed in `plugins:` like any built-in (tests: no module loading). */
   plugins?: Readonly<Record<string, AnyPlugin>>
 }
@@ -111,6 +113,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       pid: process.pid,
       started_at: new Date().toISOString(),
       home: opts.home,
+      ...(opts.leased ? { leased: true } : {}),
     })
     let closing: Promise<void> | undefined
     const up = upstream

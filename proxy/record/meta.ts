@@ -33,6 +33,8 @@ export interface SendFacts {
   identified: StepMeta['identified'] | undefined
   /** A plugin marked the step as a compaction request or the first step after one. */
   compaction?: StepMeta['compaction']
+  /** The prompt cache key the sent body carries (openai, responses), if any. */
+  promptCacheKey?: string
   /** The sent body's model, if it names one. */
   model: string | null
   requestHeaders: Readonly<Record<string, string>>
@@ -65,6 +67,7 @@ export function sendMeta(s: SendFacts): StepMeta {
     },
     ...(s.identified ? { identified: s.identified } : {}),
     ...(s.compaction ? { compaction: s.compaction } : {}),
+    ...(s.promptCacheKey !== undefined ? { prompt_cache_key: s.promptCacheKey } : {}),
     request_headers: { ...s.requestHeaders },
     cache_keying_headers: s.keyingHeaders,
     hold: s.hold,
