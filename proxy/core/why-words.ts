@@ -69,7 +69,7 @@ function holdLine(f: WhyFacts): string | undefined {
         : 'reordered its tools'
     return `the client ${did}; the hold re-sent step ${prev}'s array`
   }
-  const detail = h.detail ? ` (${h.detail})` : ''
+  const detail = h.detail ? `: ${h.detail.replace(/^header:/, '')}` : ''
   switch (h.reason) {
     case 'first-step':
       return f.nothingToCompare === undefined ? `hold not applied: first-step` : undefined
@@ -86,7 +86,7 @@ function holdLine(f: WhyFacts): string | undefined {
     case 'keying-changed':
       return `hold not applied (${h.reason}${detail}): the prefix moved anyway, so the tools went out with that miss`
     default:
-      return `hold not applied: ${h.reason}${detail}`
+      return `hold not applied: ${h.reason}${h.detail ? ` (${h.detail})` : ''}`
   }
 }
 
@@ -129,6 +129,16 @@ export function explainStep(f: WhyFacts): string[] {
       lines.push(`first difference in cache order: ${d.path}, at character ${d.offset}`)
       lines.push(`  ${p.step}: ${d.previous ?? '(absent)'}`)
       lines.push(`  ${f.step}: ${d.current ?? '(absent)'}`)
+    }
+    const t = m.toolChanges
+    if (t) {
+      const said = [
+        t.added.length ? `added ${someNames(t.added)}` : '',
+        t.removed.length ? `removed ${someNames(t.removed)}` : '',
+        t.edited.length ? `edited ${someNames(t.edited)}` : '',
+      ].filter(Boolean)
+      if (t.reordered) said.push(said.length ? 'the rest reordered' : 'reordered')
+      if (said.length) lines.push(`tools: ${said.join('; ')}`)
     }
     if (m.model) lines.push(`model: ${String(p.meta.route.model)} → ${String(f.meta.route.model)}`)
     for (const k of m.keying) {

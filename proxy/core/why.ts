@@ -19,6 +19,32 @@ export interface PrefixMoves {
   firstDifference: string | null
   /** Both sides at the first difference, as bounded excerpts; null when nothing differs. */
   difference: Difference | null
+  /** How the tools moved, by name; null when they did not. */
+  toolChanges: ToolChanges | null
+}
+
+/** The tools of two requests compared by name (a nameless hosted tool by its type). */
+export interface ToolChanges {
+  added: string[]
+  removed: string[]
+  /** The same name with another definition (markers aside). */
+  edited: string[]
+  /** The tools both have, with the same definitions, were sent in another order. */
+  reordered: boolean
+}
+
+/** What happened to the tools between `prev` and `cur`, by name. */
+export function toolChanges(dialect: Dialect, prev: readonly Json[], cur: readonly Json[]): ToolChanges {
+  const nameOf = (t: Json, i: number): string =>
+    dialect.toolName(t) ?? (isObject(t) && typeof t.type === 'string' ? t.type : `tools[${i}]`)
+  const before = new Map(prev.map((t, i) => [nameOf(t, i), t]))
+  const after = new Map(cur.map((t, i) => [nameOf(t, i), t]))
+  const added = [...after.keys()].filter((n) => !before.has(n))
+  const removed = [...before.keys()].filter((n) => !after.has(n))
+  const kept = [...after.keys()].filter((n) => before.has(n))
+  const edited = kept.filter((n) => !sameIgnoringCacheControl(before.get(n), after.get(n)))
+  const order = (names: string[]) => names.filter((n) => kept.includes(n) && !edited.includes(n)).join('\0')
+  return { added, removed, edited, reordered: order([...before.keys()]) !== order([...after.keys()]) }
 }
 
 /** The two sides of the first difference: where they part, and a few characters of each around it. */
@@ -153,13 +179,15 @@ export function prefixMoves(
     differenceAt(strip(p.tools), strip(c.tools), 'tools') ??
     differenceAt(strip(p.system), strip(c.system), 'system') ??
     transcriptDifference()
+  const toolsMoved = !sameIgnoringCacheControl(p.tools ?? [], c.tools ?? [])
   return {
     model: !sameIgnoringCacheControl(p.model, c.model),
-    tools: !sameIgnoringCacheControl(p.tools ?? [], c.tools ?? []),
+    tools: toolsMoved,
     system: !sameIgnoringCacheControl(p.system, c.system),
     head: p.head !== undefined && !sameIgnoringCacheControl(p.head, headPrefix),
     keying,
     firstDifference: first?.path ?? null,
     difference: first ? excerpt(first.path, first.a, first.b) : null,
+    toolChanges: toolsMoved ? toolChanges(dialect, p.tools ?? [], c.tools ?? []) : null,
   }
 }

@@ -16,6 +16,7 @@ const moves = (over: Partial<PrefixMoves> = {}): PrefixMoves => ({
   keying: [],
   firstDifference: null,
   difference: null,
+  toolChanges: null,
   ...over,
 })
 const meta = (over: Partial<StepMeta> = {}, session?: string): StepMeta =>
@@ -80,6 +81,7 @@ describe('explainStep', () => {
     const after = 'Runs the agent in the background. Use this when the task is long.'
     const m = moves({
       tools: true,
+      toolChanges: { added: [], removed: [], edited: ['Agent'], reordered: false },
       keying: ['header:anthropic-beta'],
       firstDifference: 'tools[1].description',
       difference: excerpt('tools[1].description', before, after),
@@ -105,11 +107,33 @@ describe('explainStep', () => {
       'first difference in cache order: tools[1].description, at character 32',
       '  004: Runs the agent in the background (1M context). Use this when the task is long.',
       '  005: Runs the agent in the background. Use this when the task is long.',
+      'tools: edited Agent',
       'anthropic-beta: dropped context-1m-2025-08-07',
       'hold not applied (not-a-sub-multiset): a tool was added or its definition changed, so the array went out whole',
       'provider cache: read 100, wrote 20, uncached input 3',
     ])
     expect(new Set(lines).size).toBe(lines.length)
+  })
+
+  it('names the tools added, removed and reordered, and a keying header that moved in the hold line', () => {
+    const lines = explainStep({
+      step: '006',
+      meta: meta({
+        hold: { applied: false, reason: 'keying-changed', detail: 'header:anthropic-beta', held: [] },
+      }),
+      previous: {
+        step: '005',
+        meta: meta(),
+        moves: moves({
+          tools: true,
+          toolChanges: { added: ['mcp__box__shout'], removed: ['Cron'], edited: [], reordered: true },
+        }),
+      },
+    })
+    expect(lines).toContain('tools: added mcp__box__shout; removed Cron; the rest reordered')
+    expect(lines).toContain(
+      'hold not applied (keying-changed: anthropic-beta): the prefix moved anyway, so the tools went out with that miss',
+    )
   })
 
   it('names the model that moved', () => {

@@ -2,7 +2,7 @@
  * `why`'s comparison applies the hold's equivalences: a `cache_control` marker and a string
  * content that stands for one text block are not differences; a real edit is found at its path.
  */
-import { prefixMoves } from '../../../proxy/core/why'
+import { prefixMoves, toolChanges } from '../../../proxy/core/why'
 import { anthropic, openai } from '../../../proxy/dialects'
 import type { JsonObject } from '../../../proxy/core/json'
 
@@ -11,6 +11,21 @@ const marked = (text: string) => [{ type: 'text', text, cache_control: { type: '
 function body(messages: object[], extra: object = {}): JsonObject {
   return { model: 'claude-sonnet-4-5', system: 'You are terse.', messages, ...extra } as JsonObject
 }
+
+describe('toolChanges', () => {
+  const tool = (name: string, description = name) => ({ name, description, input_schema: { type: 'object' } })
+  it('names the tools added, removed and edited, and a reorder of the rest', () => {
+    expect(
+      toolChanges(anthropic, [tool('A'), tool('B'), tool('C')], [tool('C'), tool('A', 'new'), tool('D')]),
+    ).toEqual({ added: ['D'], removed: ['B'], edited: ['A'], reordered: false })
+    expect(toolChanges(anthropic, [tool('A'), tool('B')], [tool('B'), tool('A')])).toEqual({
+      added: [],
+      removed: [],
+      edited: [],
+      reordered: true,
+    })
+  })
+})
 
 describe('prefixMoves', () => {
   it('finds no difference when a marked text block became the plain string it stands for', () => {
@@ -36,6 +51,7 @@ describe('prefixMoves', () => {
       keying: [],
       firstDifference: null,
       difference: null,
+      toolChanges: null,
     })
   })
 
