@@ -6,6 +6,7 @@
  * are read from the records as they land. Invariant: `close()` ends Claude Code, the run and the
  * serve it started (every step committed); loopback only.
  */
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { stepRows, type StepRow } from '../../cli/steps'
@@ -39,6 +40,8 @@ export interface RunSession {
   say(text: string): Promise<Turn>
   /** Waits for the answer Claude Code gives on its own (a background agent's notification). */
   settle(): Promise<void>
+  /** One more `holdfast run -- claude <args>` in the same directory, its stdin closed; resolves at its exit. */
+  once(args: string[]): Promise<{ code: number | null; output: string }>
   until(text: string, ok: (t: Turn) => boolean, tries?: number): Promise<Turn>
   close(): Promise<number | null>
   rows(): Promise<StepRow[]>
@@ -92,13 +95,15 @@ export function startRunSession(pkg: ClaudePackage, fake: FakeUpstream, allowed:
   }
   const cwd = path.join(dir, 'work')
   fs.mkdirSync(cwd)
+  const env = claudeEnv(path.join(dir, 'home'), undefined)
+  const via = [process.execPath, '-r', REGISTER, CLI, 'run', '--home', home, '--ws', WS, '--']
   const claude: ClaudeSession = startClaude({
     bin,
     cwd,
-    env: claudeEnv(path.join(dir, 'home'), undefined),
+    env,
     // -p asks no one: the tools the script calls are allowed by name (no bypass, which root may not use).
     args: ['--mcp-config', JSON.stringify(own), '--allowedTools', allowed.join(',')],
-    via: [process.execPath, '-r', REGISTER, CLI, 'run', '--home', home, '--ws', WS, '--'],
+    via,
   })
   const ws = new Workspace(home, WS)
   const rows = async (): Promise<StepRow[]> => {
@@ -146,6 +151,20 @@ export function startRunSession(pkg: ClaudePackage, fake: FakeUpstream, allowed:
       await claude.next(180_000)
     },
     close: () => claude.close(120_000),
+    once(args) {
+      const [cmd, ...rest] = [...via, bin, ...args] as [string, ...string[]]
+      const child = spawn(cmd, rest, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      let output = ''
+      child.stdout.on('data', (d: Buffer) => (output += d.toString()))
+      child.stderr.on('data', (d: Buffer) => (output += d.toString()))
+      const timer = setTimeout(() => child.kill('SIGKILL'), 180_000)
+      return new Promise((resolve) =>
+        child.once('close', (code) => {
+          clearTimeout(timer)
+          resolve({ code, output })
+        }),
+      )
+    },
     rows,
     async meta(n) {
       const m = await readStepMeta(ws, 'main', n)
