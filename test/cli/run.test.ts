@@ -190,6 +190,42 @@ describe('holdfast run shares its serve', () => {
   })
 })
 
+describe('holdfast run and the home’s token', () => {
+  it("hands Claude Code the home's token for the MCP endpoint, read from <home>/token", async () => {
+    const home = tempHome()
+    try {
+      writeConfig(home, configFor(fake))
+      fs.writeFileSync(path.join(home, 'token'), 'tok-from-the-home\n', { mode: 0o600 })
+      // A stand-in named claude: it prints the arguments and the variables it was given.
+      const bin = path.join(home, 'bin')
+      fs.mkdirSync(bin)
+      const claude = path.join(bin, 'claude')
+      fs.writeFileSync(
+        claude,
+        `#!${process.execPath}\nconsole.log(JSON.stringify({ argv: process.argv.slice(2), headers: process.env.ANTHROPIC_CUSTOM_HEADERS }))\n`,
+        { mode: 0o755 },
+      )
+      const r = await cliAsync(['run', '--home', home, '--ws', 'tok', '--', claude, '-p', 'hi'], {}, 60_000)
+      expect(r.code).toBe(0)
+      const seen = JSON.parse(r.stdout.trim()) as { argv: string[]; headers: string }
+      expect(seen.argv[0]).toBe('--mcp-config')
+      expect(JSON.parse(seen.argv[1] as string)).toEqual({
+        mcpServers: {
+          holdfast: {
+            type: 'http',
+            url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/w\/tok\/a\/main\/mcp$/),
+            headers: { 'x-holdfast-token': 'tok-from-the-home' },
+          },
+        },
+      })
+      expect(seen.argv.slice(2)).toEqual(['-p', 'hi'])
+      expect(seen.headers).toBe('x-holdfast-token: tok-from-the-home')
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true })
+    }
+  })
+})
+
 describe('workspaceOf', () => {
   it('is the directory’s name, made a usable workspace name', () => {
     expect(workspaceOf('/home/me/holdfast')).toBe('holdfast')
