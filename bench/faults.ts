@@ -4,7 +4,9 @@
  * of `full` (a 24 MB tmpfs filled during a burst of 30 KB steps, then freed; restarts in between),
  * `readonly` (the repository remounted read-only, a restart during it, `holdfast recover` after),
  * `powercut` and `powercut-fsync` (ext4 on a loop device with writeback held back; the backing
- * file copied mid-burst is the disk after a power cut, started from again), or `all` (default).
+ * file copied at a stopped moment mid-burst is the disk after a power cut, started from again),
+ * `window` (fsync off with the kernel's own writeback: how old the oldest lost step was), or `all`
+ * (default: all but `window`).
  * Each try checks, per agent: every acknowledged step (a 200 the client read whole) is committed
  * with the exact bytes the provider received (lost otherwise); every committed request is one the
  * provider received, or is recorded as not sent or cut off around its send (corrupted otherwise); numbers are never given
@@ -129,15 +131,8 @@ function branches(repo: string): Map<string, Map<string, string>> {
     } catch {
       // no branch yet
     }
-    for (const dir of names) {
-      try {
-        steps.set(path.basename(dir), sh('git', ['-C', repo, 'show', `agents/${agent}:${dir}/request.json`]))
-      } catch (err) {
-        const tree = sh('git', ['-C', repo, 'ls-tree', '-r', `agents/${agent}`, `${dir}/`])
-        const log = sh('git', ['-C', repo, 'log', '--format=%h %s', `agents/${agent}`])
-        throw new Error(`${agent} ${dir}: ${String(err)}\ntree:\n${tree}\nlog:\n${log}`)
-      }
-    }
+    for (const dir of names)
+      steps.set(path.basename(dir), sh('git', ['-C', repo, 'show', `agents/${agent}:${dir}/request.json`]))
     out.set(agent, steps)
   }
   return out
@@ -430,6 +425,79 @@ async function powercut(fake: FakeUpstream, tries: number, fsync: boolean): Prom
   return t
 }
 
+/**
+ * The window a power cut costs without fsync, with the kernel's own writeback (not held back):
+ * steps for `seconds`, a cut, and the age of the oldest acknowledged step that was lost.
+ */
+async function powercutWindow(fake: FakeUpstream, tries: number, seconds = 45): Promise<Tally> {
+  const t = tally()
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-win-'))
+  for (let i = 0; i < tries; i++) {
+    t.tries++
+    fake.reset()
+    const image = path.join(dir, 'disk.img')
+    const copy = path.join(dir, 'after-cut.img')
+    const mnt = path.join(dir, 'mnt')
+    fs.mkdirSync(mnt, { recursive: true })
+    sh('truncate', ['-s', '256M', image])
+    sh('mkfs.ext4', ['-q', '-F', image])
+    sh('mount', ['-o', 'loop', image, mnt])
+    const home = path.join(mnt, 'home')
+    writeConfig(home, fake, false)
+    sh('sync', [])
+    const ackedAt = new Map<string, number>()
+    let cutAt = 0
+    try {
+      const s = await serve(home)
+      if (!s) {
+        t.bricked++
+        continue
+      }
+      const until = Date.now() + seconds * 1000
+      let k = 0
+      while (Date.now() < until) {
+        const mark = `w${i} a1 ${k++}`
+        if ((await step(s.url, 'a1', mark, 2000)).ok) ackedAt.set(mark, Date.now())
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      s.child.kill('SIGSTOP')
+      cutAt = Date.now()
+      await new Promise((r) => setTimeout(r, 200))
+      fs.copyFileSync(image, copy)
+      await stop(s)
+    } finally {
+      quiet('umount', [mnt])
+    }
+    sh('mount', ['-o', 'loop', copy, mnt])
+    try {
+      const s = await serve(home)
+      if (!s) t.bricked++
+      else {
+        if (!(await step(s.url, 'a1', `w${i} after`, 10)).ok) t.bricked++
+        await stop(s, 'SIGTERM')
+      }
+      const before = t.lost
+      check(t, path.join(home, 'workspaces', 'default', 'repo.git'), new Set(ackedAt.keys()), fake)
+      t.acked += ackedAt.size
+      const committed = [...branches(path.join(home, 'workspaces', 'default', 'repo.git')).values()].flatMap(
+        (m) => [...m.values()],
+      )
+      const lostAges = [...ackedAt]
+        .filter(([mark]) => !committed.some((r) => r.includes(`"${mark} `)))
+        .map(([, at]) => cutAt - at)
+      t.notes.push(
+        `try ${i}: ${t.lost - before} of ${ackedAt.size} acknowledged lost; the oldest lost was acknowledged ${lostAges.length ? Math.round(Math.max(...lostAges) / 100) / 10 : 0} s before the cut`,
+      )
+    } finally {
+      quiet('umount', [mnt])
+      fs.rmSync(copy, { force: true })
+      fs.rmSync(image, { force: true })
+    }
+  }
+  fs.rmSync(dir, { recursive: true, force: true })
+  return t
+}
+
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) {
     console.error('bench/faults.ts mounts file systems: run it as root')
@@ -450,6 +518,8 @@ async function main(): Promise<void> {
     rows.push(['power cut, fsync off', await powercut(fake, tries, false)])
   if (which === 'all' || which === 'powercut-fsync')
     rows.push(['power cut, fsync on', await powercut(fake, tries, true)])
+  if (which === 'window')
+    rows.push(["power cut, fsync off, the kernel's writeback", await powercutWindow(fake, tries)])
   console.log('| fault | tries | acknowledged | lost | corrupted | renumbered | bricked |')
   console.log('|---|---|---|---|---|---|---|')
   for (const [name, t] of rows)
