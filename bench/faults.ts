@@ -306,7 +306,16 @@ async function readonly(fake: FakeUpstream, tries: number): Promise<Tally> {
     await new Promise((r) => setTimeout(r, 500))
     const repo = path.join(home, 'workspaces', 'default', 'repo.git')
     sh('mount', ['--bind', repo, repo])
-    sh('mount', ['-o', 'remount,bind,ro', repo])
+    // A file open for writing (a commit in flight) makes the remount busy: try again shortly.
+    for (let k = 0; ; k++) {
+      try {
+        sh('mount', ['-o', 'remount,bind,ro', repo])
+        break
+      } catch (err) {
+        if (k >= 50) throw err
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    }
     try {
       await burst(s.url, `t${i} ro`, 5, 100, acked)
       await stop(s)
