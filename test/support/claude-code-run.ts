@@ -38,8 +38,6 @@ export interface RunSession {
   /** The stdio host's call log (`box`, the holdfast client). */
   calls: string
   say(text: string): Promise<Turn>
-  /** Waits for the answer Claude Code gives on its own (a background agent's notification). */
-  settle(): Promise<void>
   /** One more `holdfast run -- claude <args>` in the same directory, its stdin closed; resolves at its exit. */
   once(args: string[]): Promise<{ code: number | null; output: string }>
   until(text: string, ok: (t: Turn) => boolean, tries?: number): Promise<Turn>
@@ -146,9 +144,6 @@ export function startRunSession(pkg: ClaudePackage, fake: FakeUpstream, allowed:
           throw new Error(`after ${tries} turns of ${JSON.stringify(text)}: ${JSON.stringify(t)}`)
         await new Promise((r) => setTimeout(r, 300))
       }
-    },
-    async settle() {
-      await claude.next(180_000)
     },
     close: () => claude.close(120_000),
     once(args) {

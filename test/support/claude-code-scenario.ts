@@ -47,14 +47,15 @@ async function play(pkg: ClaudePackage, fake: FakeUpstream): Promise<Scenario> {
   const lacks = (name: string) => (x: Turn) => !x.tools.includes(name)
   // -p does not wait for a slow stdio server: warm up until both MCP servers are connected.
   await s.until('Warm up.', (x) => x.servers.length === 2 && x.servers.every((v) => v.status === 'connected'))
+  // 2.1.332 runs an agent in the background unless told not to, and then answers its notification
+  // on its own, a turn no user turn asked for: this one runs in the foreground.
   const helper = {
     description: 'look around',
     prompt: 'SUBTASK: just answer.',
     subagent_type: 'general-purpose',
+    ...(deferred ? { run_in_background: false } : {}),
   }
   t.agent = await s.say(call('Agent', helper, 'Start a helper.'))
-  // 2.1.332 runs the agent in the background and answers its notification on its own.
-  if (deferred) await s.settle()
   if (deferred) await s.say(call('ToolSearch', { query: 'select:mcp__box__shout,mcp__box__changed' }))
   t.drop = await s.say(call('mcp__box__changed', { advertise: ['echo', 'changed'] }, 'Drop tools.'))
   // Claude Code lists again on tools/list_changed; from the first turn that no longer lists them:

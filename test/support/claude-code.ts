@@ -110,11 +110,6 @@ export interface StreamEvent {
 export interface ClaudeSession {
   /** Sends one user turn and resolves with the events up to and including its `result`. */
   turn(text: string, timeoutMs?: number): Promise<StreamEvent[]>
-  /**
-   * Resolves with the events up to the next `result` that no turn of ours asked for (a background
-   * agent's notification makes Claude Code 2.1.332 answer once more on its own).
-   */
-  next(timeoutMs?: number): Promise<StreamEvent[]>
   /** Every event so far. */
   readonly events: StreamEvent[]
   /** stderr so far. */
@@ -196,9 +191,6 @@ export function startClaude(opts: {
     turn(text, timeoutMs = 90_000) {
       const message = { type: 'user', message: { role: 'user', content: [{ type: 'text', text }] } }
       return untilResult(timeoutMs, () => child.stdin?.write(`${JSON.stringify(message)}\n`))
-    },
-    next(timeoutMs = 90_000) {
-      return untilResult(timeoutMs, () => undefined)
     },
     async close(ms = 15_000) {
       child.stdin?.end()
