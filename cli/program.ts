@@ -20,6 +20,9 @@ import { registerClients } from './clients'
 import { registerTypes } from './types'
 import { registerHooks } from './hooks'
 import { registerReplay } from './replay'
+import { registerOpen } from './open'
+import { registerExport } from './export'
+import { registerStatusline } from './statusline'
 
 type Register = (program: Command) => void
 
@@ -40,6 +43,9 @@ export const REGISTER: Readonly<Record<(typeof COMMANDS)[number]['name'], Regist
   types: registerTypes,
   hooks: registerHooks,
   replay: registerReplay,
+  open: registerOpen,
+  export: registerExport,
+  statusline: registerStatusline,
 }
 
 /** The program with every command registered. */

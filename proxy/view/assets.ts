@@ -69,7 +69,7 @@ each('[data-fold]',function(b){b.hidden=false;b.addEventListener('click',functio
 var open=b.getAttribute('data-fold')==='open';
 each(b.getAttribute('data-target')+' details',function(d){d.open=open})})});
 // Diff toggles: show only what changed, or everything.
-each('[data-diff-toggle]',function(c){c.parentNode.hidden=false;c.addEventListener('change',function(){
+each('[data-diff-toggle]',function(c){var bar=c.closest('.toolbar');if(bar)bar.hidden=false;c.addEventListener('change',function(){
 each(c.getAttribute('data-diff-toggle'),function(d){d.classList.toggle('changes-only',c.checked)})});
 each(c.getAttribute('data-diff-toggle'),function(d){d.classList.toggle('changes-only',c.checked)})});
 // Live: the server sends regions to replace and rows to replace or append, rendered as the page was.

@@ -4,7 +4,7 @@
  * with the cumulative cost. Pure. Invariant: every series is drawn to one scale per picture, so a
  * cache miss (a long cache-write segment) shows at a glance; a step without usage draws nothing.
  */
-import { type Html, html, raw } from './html'
+import { type Html, markup, raw } from './html'
 
 export interface TokenCounts {
   input: number | null
@@ -38,7 +38,7 @@ export function stackedBar(r: TokenCounts, max: number, width = 160): Html {
     x += w
   }
   const title = SERIES.map(([key, , label]) => `${label} ${r[key] ?? '-'}`).join(', ')
-  return html`<svg class="bar" width="${width}" height="10" role="img" aria-label="${title}">
+  return markup`<svg class="bar" width="${width}" height="10" role="img" aria-label="${title}">
     <title>${title}</title>
     ${raw(rects.join(''))}
   </svg>`
@@ -46,9 +46,9 @@ export function stackedBar(r: TokenCounts, max: number, width = 160): Html {
 
 /** The legend of the series (and the cost line when the chart has one). */
 export function legend(withCost: boolean): Html {
-  return html`<div class="legend muted">
-    ${SERIES.map(([, cls, label]) => html`<i class="${cls}"></i>${label}`)}${
-      withCost ? html`<i class="k-cost"></i>cumulative cost` : ''
+  return markup`<div class="legend muted">
+    ${SERIES.map(([, cls, label]) => markup`<i class="${cls}"></i>${label}`)}${
+      withCost ? markup`<i class="k-cost"></i>cumulative cost` : ''
     }
   </div>`
 }
@@ -100,7 +100,7 @@ export function stepsChart(rows: readonly TokenCounts[], width = 960, height = 1
       ? `<text x="${width - 4}" y="${pad.t + 24}" text-anchor="end">$${maxCost.toFixed(2)}</text>`
       : '',
   ].join('')
-  return html`<svg
+  return markup`<svg
     class="chart"
     viewBox="0 0 ${width} ${height}"
     role="img"

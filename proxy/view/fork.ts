@@ -13,7 +13,7 @@ import { type RolesReport, rolesAt } from '../report/roles'
 import { stepCommit } from '../store/notch'
 import type { HoldfastConfig } from '../store/config'
 import type { Workspace } from '../store/workspace'
-import { type Html, html } from './html'
+import { type Html, markup } from './html'
 
 export interface ForkOptions {
   notch: string
@@ -59,15 +59,15 @@ export async function forkOptions(
 
 export function forkForm(o: ForkOptions | { refusal: string }, action: string, formValue: string): Html {
   if ('refusal' in o)
-    return html`<h2>Fork from here</h2>
+    return markup`<h2>Fork from here</h2>
       <p class="muted">${o.refusal}</p>`
   if (o.roles.length === 0)
-    return html`<h2>Fork from here</h2>
+    return markup`<h2>Fork from here</h2>
       <p class="muted">
         No role is declared at this step's config (${o.heading}); declare one with
         <code>holdfast config set-role</code>.
       </p>`
-  return html`<h2>Fork from here</h2>
+  return markup`<h2>Fork from here</h2>
     <form class="fork" method="post" action="${action}">
       <input type="hidden" name="form" value="${formValue}" />
       <p class="muted">
@@ -78,18 +78,18 @@ export function forkForm(o: ForkOptions | { refusal: string }, action: string, f
         <legend>roles</legend>
         ${o.roles.map(
           (r) =>
-            html`<label
+            markup`<label
                 ><input type="checkbox" name="role" value="${r.role}" /> <b>${r.role}</b> → ${r.provider} /
                 <code>${r.model}</code
-                >${r.row_declared ? '' : html` <span class="bad">(row missing from holdfast.yaml)</span>`}</label
+                >${r.row_declared ? '' : markup` <span class="bad">(row missing from holdfast.yaml)</span>`}</label
               ><br />`,
         )}
       </fieldset>
       ${
         o.skills.length
-          ? html`<fieldset>
+          ? markup`<fieldset>
               <legend>skills</legend>
-              ${o.skills.map((s) => html`<label><input type="checkbox" name="skill" value="${s}" /> ${s}</label> `)}
+              ${o.skills.map((s) => markup`<label><input type="checkbox" name="skill" value="${s}" /> ${s}</label> `)}
             </fieldset>`
           : ''
       }

@@ -34,8 +34,8 @@ function render(part: Part): string {
   return esc(String(part))
 }
 
-/** `html\`<td>${name}</td>\``: interpolations escaped (arrays joined, null/false empty). */
-export function html(strings: TemplateStringsArray, ...parts: Part[]): Html {
+/** `markup\`<td>${name}</td>\``: interpolations escaped (arrays joined, null/false empty). */
+export function markup(strings: TemplateStringsArray, ...parts: Part[]): Html {
   let out = strings[0] as string
   for (let i = 0; i < parts.length; i++) out += render(parts[i] as Part) + (strings[i + 1] as string)
   return new Html(out)

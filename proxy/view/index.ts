@@ -16,7 +16,7 @@ import { ensureTokenFile } from '../store/token'
 import { asHoldfastError } from '../respond'
 import { ASSETS } from './assets'
 import { crossOrigin, formValue, formValueOk, sessionCookie, signedIn, UsedTickets } from './auth'
-import { type Html, html } from './html'
+import { type Html, markup } from './html'
 import { serverPage } from './layout'
 import { serverLinks as links } from './links'
 import { liveStream } from './live'
@@ -74,7 +74,7 @@ function send(
 }
 
 /** A page that only says something (a refusal, a sign-in, a missing record). */
-function messagePage(res: http.ServerResponse, err: HoldfastError, extra: Html = html``): void {
+function messagePage(res: http.ServerResponse, err: HoldfastError, extra: Html = markup``): void {
   const status = {
     VIEW_SIGN_IN: 401,
     VIEW_REFUSED: 403,
@@ -82,7 +82,7 @@ function messagePage(res: http.ServerResponse, err: HoldfastError, extra: Html =
     BAD_NAME: 400,
     VIEW_FORM_INVALID: 400,
   }[err.code as string]
-  const body = html`<h1>${err.code === 'VIEW_SIGN_IN' ? 'Sign in to the view' : 'Not shown'}</h1>
+  const body = markup`<h1>${err.code === 'VIEW_SIGN_IN' ? 'Sign in to the view' : 'Not shown'}</h1>
     <p>${err.message}</p>
     ${extra}`
   send(res, status ?? 500, serverPage({ title: err.code, trail: [], links, body }), {
@@ -90,7 +90,7 @@ function messagePage(res: http.ServerResponse, err: HoldfastError, extra: Html =
   })
 }
 
-const signInHelp = html`<p>
+const signInHelp = markup`<p>
   Run <code>holdfast open</code> in a terminal: it opens this view with a one-time link that signs this
   browser in (an HttpOnly cookie tied to the home's token). Programs may send <code>x-holdfast-token</code>.
 </p>`
@@ -172,7 +172,7 @@ export async function handleView(
     }
     const e = err instanceof NotFound ? new HoldfastError('NOT_FOUND', err.message) : asHoldfastError(err)
     if (e.code === 'INTERNAL') ctx.log.error({ err: String(err), url: url.pathname }, 'view: a page failed')
-    messagePage(res, e, e.code === 'VIEW_SIGN_IN' ? signInHelp : html``)
+    messagePage(res, e, e.code === 'VIEW_SIGN_IN' ? signInHelp : markup``)
   }
 }
 
@@ -251,7 +251,7 @@ async function get(
           { label: route.agent, href: links.agent(ws.name, route.agent) },
           { label: d.why.step },
         ],
-        html`${refused?.notice ?? ''}${stepBody(d, links, fork)}`,
+        markup`${refused?.notice ?? ''}${stepBody(d, links, fork)}`,
         undefined,
         refused?.status,
       )
@@ -299,7 +299,7 @@ async function get(
           d,
           links,
           refusals?.length
-            ? html`<div class="notice">${refusals.map((r) => html`<p>${r}</p>`)}</div>`
+            ? markup`<div class="notice">${refusals.map((r) => markup`<p>${r}</p>`)}</div>`
             : undefined,
         ),
         `${links.cohort(ws.name, route.agent, route.n)}/live`,
@@ -381,7 +381,7 @@ async function postFork(
       secret,
       stepUrl,
       {
-        notice: html`<div class="notice bad" data-error="${e.code}">${e.message}; nothing was fired.</div>`,
+        notice: markup`<div class="notice bad" data-error="${e.code}">${e.message}; nothing was fired.</div>`,
         status: 400,
       },
     )

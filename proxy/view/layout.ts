@@ -4,7 +4,7 @@
  * Invariant: a page's content is the same markup in both modes; only links and assets differ.
  */
 import { CLIENT_JS, CSS, CSS_NAME, JS_NAME } from './assets'
-import { type Html, html, raw } from './html'
+import { type Html, markup, raw } from './html'
 import type { Links } from './links'
 
 export interface Crumb {
@@ -15,10 +15,10 @@ export interface Crumb {
 /** The breadcrumbs: holdfast › ws › agent › step. */
 export function crumbs(links: Links, trail: readonly Crumb[]): Html {
   const all: Crumb[] = [{ label: 'holdfast', href: links.home() }, ...trail]
-  return html`<nav class="crumbs">
+  return markup`<nav class="crumbs">
     ${all.map((c, i) => [
       i > 0 ? ' › ' : '',
-      c.href ? html`<a href="${c.href}">${c.label}</a>` : html`<b>${c.label}</b>`,
+      c.href ? markup`<a href="${c.href}">${c.label}</a>` : markup`<b>${c.label}</b>`,
     ])}<span class="live-dot" title="live"></span>
   </nav>`
 }
@@ -31,18 +31,18 @@ export function serverPage(opts: {
   body: Html
   live?: string
 }): string {
-  return html`<!doctype html>
+  return markup`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>${opts.title} · holdfast</title>
 <link rel="stylesheet" href="/ui/assets/${CSS_NAME}"></head>
-<body${opts.live ? html` data-live="${opts.live}"` : ''}><header>${crumbs(opts.links, opts.trail)}</header>
+<body${opts.live ? markup` data-live="${opts.live}"` : ''}><header>${crumbs(opts.links, opts.trail)}</header>
 <main>${opts.body}</main><script src="/ui/assets/${JS_NAME}" defer></script></body></html>
 `.text
 }
 
 /** One page as a section of an exported document. */
 export function exportSection(id: string, opts: { trail: readonly Crumb[]; links: Links; body: Html }): Html {
-  return html`<section class="page" id="${id}">
+  return markup`<section class="page" id="${id}">
     <header>${crumbs(opts.links, opts.trail)}</header>
     <main>${opts.body}</main>
   </section> `
@@ -51,7 +51,7 @@ export function exportSection(id: string, opts: { trail: readonly Crumb[]; links
 /** The exported document: every section, the stylesheet and the script inlined. */
 export function exportDocument(title: string, note: string, sections: readonly Html[]): string {
   // `</script` cannot occur in the script; the stylesheet has no `</style`.
-  return html`<!doctype html>
+  return markup`<!doctype html>
     <html lang="en">
       <head>
         <meta charset="utf-8" />

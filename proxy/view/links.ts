@@ -38,7 +38,7 @@ export const serverLinks: Links = {
 
 export const exportLinks: Links = {
   mode: 'export',
-  home: () => '#/',
+  home: () => '#',
   workspace: (ws) => `#${paths.workspace(ws)}`,
   agent: (ws, a) => `#${paths.agent(ws, a)}`,
   step: (ws, a, n) => `#${paths.step(ws, a, n)}`,

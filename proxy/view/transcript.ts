@@ -6,7 +6,7 @@
  * is folded (a `<details>`), never cut.
  */
 import { isObject, type Json, type JsonObject } from '../core/json'
-import { type Html, html } from './html'
+import { type Html, markup } from './html'
 
 /** Text longer than this (characters or lines) is folded behind its first line. */
 export const FOLD_CHARS = 1200
@@ -15,9 +15,9 @@ export const FOLD_LINES = 20
 /** A text, folded when long. */
 export function textHtml(text: string, cls = ''): Html {
   const lines = text.split('\n').length
-  if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return html`<pre class="${cls}">${text}</pre>`
+  if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return markup`<pre class="${cls}">${text}</pre>`
   const first = (text.split('\n').find((l) => l.trim() !== '') ?? '').slice(0, 120)
-  return html`<details class="${cls}">
+  return markup`<details class="${cls}">
     <summary>${first}… <span class="muted">(${text.length} chars, ${lines} lines)</span></summary>
     <pre>${text}</pre>
   </details>`
@@ -41,14 +41,14 @@ function argsHtml(args: Json | undefined): Html {
 const str = (v: Json | undefined): string => (typeof v === 'string' ? v : '')
 
 function call(name: string, id: string, input: Html): Html {
-  return html`<div class="call">
+  return markup`<div class="call">
     <span class="tag">tool call</span> <b class="mono">${name}</b>
     <span class="muted mono">${id}</span>${input}
   </div>`
 }
 
 function result(id: string, content: Html, isError: boolean): Html {
-  return html`<div class="call">
+  return markup`<div class="call">
     <span class="tag${isError ? ' err' : ''}">${isError ? 'tool error' : 'tool result'}</span>
     <span class="muted mono">${id}</span>${content}
   </div>`
@@ -56,9 +56,9 @@ function result(id: string, content: Html, isError: boolean): Html {
 
 /** A content value: a string, or an array of blocks. */
 export function contentHtml(content: Json | undefined): Html {
-  if (content === undefined || content === null) return html``
+  if (content === undefined || content === null) return markup``
   if (typeof content === 'string') return textHtml(content)
-  if (Array.isArray(content)) return html`${content.map((b) => blockHtml(b))}`
+  if (Array.isArray(content)) return markup`${content.map((b) => blockHtml(b))}`
   return blockHtml(content)
 }
 
@@ -72,14 +72,14 @@ export function blockHtml(b: Json): Html {
     case 'output_text':
       return textHtml(str(b.text))
     case 'thinking':
-      return html`<details class="block">
+      return markup`<details class="block">
         <summary>thinking <span class="muted">(${str(b.thinking).length} chars)</span></summary>
         <pre>${str(b.thinking)}</pre>
       </details>`
     case 'redacted_thinking':
-      return html`<div class="block muted">(redacted thinking)</div>`
+      return markup`<div class="block muted">(redacted thinking)</div>`
     case 'reasoning':
-      return html`<details class="block">
+      return markup`<details class="block">
         <summary>reasoning</summary>
         ${contentHtml(b.summary)}
       </details>`
@@ -101,14 +101,14 @@ export function blockHtml(b: Json): Html {
     case 'image':
     case 'image_url':
     case 'input_image':
-      return html`<div class="block muted">(image)</div>`
+      return markup`<div class="block muted">(image)</div>`
     case 'document':
     case 'input_file':
-      return html`<div class="block muted">(document)</div>`
+      return markup`<div class="block muted">(document)</div>`
     case 'message':
       return contentHtml(b.content)
     default:
-      return html`<div class="block"><span class="tag">${str(b.type) || 'block'}</span>${jsonHtml(b)}</div>`
+      return markup`<div class="block"><span class="tag">${str(b.type) || 'block'}</span>${jsonHtml(b)}</div>`
   }
 }
 
@@ -122,7 +122,7 @@ export function roleOf(entry: Json): string {
 export function entryHtml(entry: Json, extraClass = ''): Html {
   const role = roleOf(entry)
   const cls = `msg ${role.replace(/[^a-z_]/gi, '')} ${extraClass}`.trim()
-  if (!isObject(entry)) return html`<div class="${cls}">${jsonHtml(entry)}</div>`
+  if (!isObject(entry)) return markup`<div class="${cls}">${jsonHtml(entry)}</div>`
   const e = entry as JsonObject
   const parts: Html[] = []
   if (e.type !== undefined && e.role === undefined) parts.push(blockHtml(e))
@@ -137,7 +137,7 @@ export function entryHtml(entry: Json, extraClass = ''): Html {
       }
     }
   }
-  return html`<div class="${cls}">
+  return markup`<div class="${cls}">
     <div class="role">${role}</div>
     ${parts}
   </div>`

@@ -17,7 +17,7 @@ import {
 import { readLoadedSet } from '../../store/loaded-sets'
 import type { Workspace } from '../../store/workspace'
 import { stackedBar, stepsChart, legend, tokensOf } from '../chart'
-import { fmtMs, fmtShare, fmtTime, fmtTokens, fmtUsd, type Html, html } from '../html'
+import { fmtMs, fmtShare, fmtTime, fmtTokens, fmtUsd, type Html, markup } from '../html'
 import type { Links } from '../links'
 import { costText, readShare } from './workspaces'
 
@@ -60,14 +60,14 @@ export async function agentData(ws: Workspace, agent: string): Promise<AgentData
 /** The hold's verdict as a tag: held (and what), or the reason it did not apply. */
 export function verdict(r: Pick<StepRow, 'held' | 'hold_reason'>): Html {
   if (r.held.length)
-    return html`<span class="tag held" title="held: ${r.held.join(', ')}">held ${r.held.length}</span>`
-  return html`<span class="muted">${r.hold_reason ?? '-'}</span>`
+    return markup`<span class="tag held" title="held: ${r.held.join(', ')}">held ${r.held.length}</span>`
+  return markup`<span class="muted">${r.hold_reason ?? '-'}</span>`
 }
 
 const statusCell = (r: StepRow): Html =>
   r.status !== null && r.status < 400
-    ? html`${r.status}`
-    : html`<span class="${r.status !== null || (r.outcome && r.outcome !== 'ok') ? 'bad' : ''}"
+    ? markup`${r.status}`
+    : markup`<span class="${r.status !== null || (r.outcome && r.outcome !== 'ok') ? 'bad' : ''}"
         >${r.status ?? r.outcome ?? '-'}</span
       >`
 
@@ -78,9 +78,9 @@ export function timelineRowsHtml(
   max: number,
   links: Links,
 ): Html {
-  return html`${rows.map(
+  return markup`${rows.map(
     (r) =>
-      html`<tr id="s${r.step}">
+      markup`<tr id="s${r.step}">
         <td><a href="${links.step(d.ws, d.agent, r.n)}">${r.step}</a></td>
         <td>${fmtTime(r.time)}</td>
         <td>${r.model ?? '-'}</td>
@@ -92,7 +92,7 @@ export function timelineRowsHtml(
         <td class="n">${fmtTokens(r.output)}</td>
         <td class="n">${costUnknown(r) ? 'unpriced' : fmtUsd(r.cost_usd)}</td>
         <td>${verdict(r)}</td>
-        <td>${r.compaction ? html`<span class="tag">compaction</span>` : ''}</td>
+        <td>${r.compaction ? markup`<span class="tag">compaction</span>` : ''}</td>
         <td class="n">${fmtMs(r.ttfb_ms)}</td>
         <td class="muted">${r.state === 'pending' ? 'pending' : ''}</td>
       </tr>`,
@@ -110,7 +110,7 @@ export const barMax = (rows: readonly TimelineRow[]): number => {
 export function agentSummary(d: AgentData): Html {
   const t = totals(d.rows)
   const held = d.rows.filter((r) => r.held.length > 0).length
-  return html`<div class="cards">
+  return markup`<div class="cards">
       <div class="card"><b>${d.rows.length}</b><span>steps</span></div>
       <div class="card"><b>${costText(t.cost_usd, t.unpriced)}</b><span>cost</span></div>
       <div class="card"><b>${fmtShare(readShare(t))}</b><span>cache read share</span></div>
@@ -122,7 +122,7 @@ export function agentSummary(d: AgentData): Html {
 
 export function agentBody(d: AgentData, links: Links): Html {
   const max = barMax(d.rows)
-  return html`<h1>Agent ${d.agent} <span class="muted">in ${d.ws}</span></h1>
+  return markup`<h1>Agent ${d.agent} <span class="muted">in ${d.ws}</span></h1>
     <div id="agent-summary">${agentSummary(d)}</div>
     <h2>Steps</h2>
     <table class="timeline" data-bar-max="${max}">
@@ -151,11 +151,11 @@ export function agentBody(d: AgentData, links: Links): Html {
     <h2>Loaded tools</h2>
     ${
       d.tools.length === 0
-        ? html`<p class="muted">
+        ? markup`<p class="muted">
             No loaded tools (<code>holdfast clients load ${d.ws} ${d.agent} &lt;client&gt; &lt;tool&gt;…</code
             >).
           </p>`
-        : html`<table>
+        : markup`<table>
             <thead>
               <tr>
                 <th>presented name</th>
@@ -166,7 +166,7 @@ export function agentBody(d: AgentData, links: Links): Html {
             <tbody>
               ${d.tools.map(
                 (t) =>
-                  html`<tr>
+                  markup`<tr>
                     <td class="mono">${t.presented}</td>
                     <td>${t.client}</td>
                     <td class="muted">${t.description.slice(0, 160)}</td>

@@ -7,7 +7,7 @@
 import { formatStep } from '../../core/naming'
 import { type CohortReport, cohortReport } from '../../report/cohort'
 import type { Workspace } from '../../store/workspace'
-import { fmtMs, fmtTokens, fmtUsd, type Html, html } from '../html'
+import { fmtMs, fmtTokens, fmtUsd, type Html, markup } from '../html'
 import type { Links } from '../links'
 import { textHtml } from '../transcript'
 
@@ -25,15 +25,15 @@ export async function cohortData(ws: Workspace, agent: string, n: number): Promi
 /** The members (replaced whole by a live update). */
 export function cohortMembers(d: CohortData, links: Links): Html {
   const members = d.report.members
-  if (members.length === 0) return html`<p class="muted">No attempt hangs on this step yet.</p>`
-  return html`${members.map((m) => {
+  if (members.length === 0) return markup`<p class="muted">No attempt hangs on this step yet.</p>`
+  return markup`${members.map((m) => {
     const u = m.usage
     const waiting = m.outcome === null
-    return html`<div class="member" data-child="${m.child}">
+    return markup`<div class="member" data-child="${m.child}">
       <h3>${m.role} <span class="muted">· ${m.model ?? 'model pending'}</span></h3>
       <p>
         <a href="${links.agent(d.ws, m.child)}">${m.child}</a
-        >${m.stop_reason ? html` · ${m.stop_reason}` : ''}${m.status !== null && m.status >= 400 ? html` · <span class="bad">${m.status}</span>` : ''}
+        >${m.stop_reason ? markup` · ${m.stop_reason}` : ''}${m.status !== null && m.status >= 400 ? markup` · <span class="bad">${m.status}</span>` : ''}
       </p>
       <table>
         <tbody>
@@ -57,14 +57,14 @@ export function cohortMembers(d: CohortData, links: Links): Html {
           </tr>
         </tbody>
       </table>
-      ${waiting ? html`<p class="muted answer">waiting for the answer…</p>` : m.answer !== null ? html`<div class="answer">${textHtml(m.answer)}</div>` : html`<p class="muted">(no answer)</p>`}
+      ${waiting ? markup`<p class="muted answer">waiting for the answer…</p>` : m.answer !== null ? markup`<div class="answer">${textHtml(m.answer)}</div>` : markup`<p class="muted">(no answer)</p>`}
     </div>`
   })}`
 }
 
 export function cohortBody(d: CohortData, links: Links, notice?: Html): Html {
   const notch = `${d.agent}@${formatStep(d.n)}`
-  return html`<h1>Cohort of <a href="${links.step(d.ws, d.agent, d.n)}">${notch}</a></h1>
+  return markup`<h1>Cohort of <a href="${links.step(d.ws, d.agent, d.n)}">${notch}</a></h1>
     <p class="muted">
       Notch commit <code>${d.report.notch.slice(0, 12)}</code>; the same as
       <code>holdfast cohort ${d.ws} ${notch}</code>.

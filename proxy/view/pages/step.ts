@@ -14,7 +14,7 @@ import { listSteps, readStepMeta, readStepRequest, readStepResponse } from '../.
 import { why, type WhyReport } from '../../report/why'
 import type { Workspace } from '../../store/workspace'
 import { type StepDiff, stepDiff } from '../diff'
-import { fmtMs, fmtTime, fmtTokens, fmtUsd, type Html, html } from '../html'
+import { fmtMs, fmtTime, fmtTokens, fmtUsd, type Html, markup } from '../html'
 import type { Links } from '../links'
 import { entryHtml, textHtml } from '../transcript'
 
@@ -89,65 +89,67 @@ export async function stepData(ws: Workspace, agent: string, n: number): Promise
 }
 
 function whyHtml(d: StepData): Html {
-  return html`<ul class="why">
-    ${d.why.summary.map((l) => html`<li>${l}</li>`)}${d.why.changes.map(
-      (c) => html`<li>changed <code>${c.field}</code>: ${c.why}</li>`,
+  return markup`<ul class="why">
+    ${d.why.summary.map((l) => markup`<li>${l}</li>`)}${d.why.changes.map(
+      (c) => markup`<li>changed <code>${c.field}</code>: ${c.why}</li>`,
     )}
   </ul>`
 }
 
 const names = (list: readonly string[]): Html =>
-  html`${list.map((n, i) => html`${i ? ', ' : ''}<code>${n}</code>`)}`
+  markup`${list.map((n, i) => markup`${i ? ', ' : ''}<code>${n}</code>`)}`
 
 export function diffHtml(d: StepDiff, previous: string): Html {
   const m = d.messages
   const t = d.tools
   const items: Html[] = []
-  if (d.model) items.push(html`<li>model: <code>${d.model.from}</code> → <code>${d.model.to}</code></li>`)
+  if (d.model) items.push(markup`<li>model: <code>${d.model.from}</code> → <code>${d.model.to}</code></li>`)
   items.push(
     m.rewrittenFrom !== null
-      ? html`<li class="bad">
+      ? markup`<li class="bad">
           transcript rewritten from message ${m.rewrittenFrom}: ${m.previous} messages before, ${m.current}
           now (${m.common} kept)
         </li>`
-      : html`<li>messages: ${m.added} added (${m.previous} → ${m.current})</li>`,
+      : markup`<li>messages: ${m.added} added (${m.previous} → ${m.current})</li>`,
   )
   const toolBits: Html[] = []
-  if (t.added.length) toolBits.push(html`added ${names(t.added)}`)
-  if (t.removed.length) toolBits.push(html`removed ${names(t.removed)}`)
-  if (t.edited.length) toolBits.push(html`edited ${names(t.edited)}`)
-  if (t.reordered) toolBits.push(html`reordered`)
+  if (t.added.length) toolBits.push(markup`added ${names(t.added)}`)
+  if (t.removed.length) toolBits.push(markup`removed ${names(t.removed)}`)
+  if (t.edited.length) toolBits.push(markup`edited ${names(t.edited)}`)
+  if (t.reordered) toolBits.push(markup`reordered`)
   items.push(
-    html`<li>
+    markup`<li>
       tools (${t.previous} → ${t.current}):
-      ${toolBits.length ? toolBits.map((b, i) => html`${i ? '; ' : ''}${b}`) : 'unchanged'}
+      ${toolBits.length ? toolBits.map((b, i) => markup`${i ? '; ' : ''}${b}`) : 'unchanged'}
     </li>`,
   )
   items.push(
     d.system.changed
-      ? html`<li class="bad">
+      ? markup`<li class="bad">
           system changed (${d.system.from} → ${d.system.to}
           characters)${d.system.lines ? '' : ': too long to compare line by line'}
         </li>`
-      : html`<li>system unchanged</li>`,
+      : markup`<li>system unchanged</li>`,
   )
-  if (d.fields.length) items.push(html`<li>other fields changed: ${names(d.fields)}</li>`)
+  if (d.fields.length) items.push(markup`<li>other fields changed: ${names(d.fields)}</li>`)
   for (const h of d.headers)
-    items.push(html`<li>header <code>${h.name}</code>: ${h.from ?? '(absent)'} → ${h.to ?? '(absent)'}</li>`)
+    items.push(
+      markup`<li>header <code>${h.name}</code>: ${h.from ?? '(absent)'} → ${h.to ?? '(absent)'}</li>`,
+    )
   const lines = d.system.lines
-  return html`<p class="muted">Against step ${previous}.</p>
+  return markup`<p class="muted">Against step ${previous}.</p>
     <ul>
       ${items}
     </ul>
     ${
       lines
-        ? html`<div class="toolbar" hidden>
+        ? markup`<div class="toolbar" hidden>
               <label
                 ><input type="checkbox" data-diff-toggle="#system-diff" checked /> changed lines only</label
               >
             </div>
             <pre class="diff" id="system-diff">
-${lines.map((l) => html`<span class="${l.op}">${l.op === 'add' ? '+ ' : l.op === 'del' ? '- ' : '  '}${l.text} </span>`)}</pre>`
+${lines.map((l) => markup`<span class="${l.op}">${l.op === 'add' ? '+ ' : l.op === 'del' ? '- ' : '  '}${l.text}\n</span>`)}</pre>`
         : ''
     }`
 }
@@ -155,7 +157,7 @@ ${lines.map((l) => html`<span class="${l.op}">${l.op === 'add' ? '+ ' : l.op ===
 /** The transcript: system, messages (what the previous step already sent folded), the answer. */
 function transcriptHtml(d: StepData, links: Links): Html {
   const req = d.request
-  if (!req) return html`<p class="bad">${d.requestFault ?? 'no request recorded'}</p>`
+  if (!req) return markup`<p class="bad">${d.requestFault ?? 'no request recorded'}</p>`
   const system = d.dialect.systemText(req)
   const entries = d.dialect.transcript(req)
   const kept = d.diff ? d.diff.messages.common : 0
@@ -165,27 +167,27 @@ function transcriptHtml(d: StepData, links: Links): Html {
     earlier.length === 0
       ? ''
       : links.mode === 'export' && d.previous
-        ? html`<p class="muted">
+        ? markup`<p class="muted">
             ${earlier.length} earlier messages, as sent by
             <a href="${links.step(d.ws, d.agent, d.previous.n)}">step ${formatStep(d.previous.n)}</a>.
           </p>`
-        : html`<details class="earlier">
+        : markup`<details class="earlier">
             <summary>${earlier.length} earlier messages, as step ${formatStep(d.n - 1)} sent them</summary>
             ${earlier.map((e) => entryHtml(e))}
           </details>`
   const answer = d.reply
-    ? html`${d.reply.turn.map((e: Json) => entryHtml(e, 'answer'))}`
-    : html`<p class="muted">
+    ? markup`${d.reply.turn.map((e: Json) => entryHtml(e, 'answer'))}`
+    : markup`<p class="muted">
         ${d.responseFile ? 'The answer has no assistant turn (an error, or an empty stream): see the raw response.' : 'No answer recorded (yet).'}
       </p>`
-  return html`<div class="toolbar">
+  return markup`<div class="toolbar">
       <button type="button" data-fold="open" data-target="#transcript" hidden>unfold all</button
       ><button type="button" data-fold="close" data-target="#transcript" hidden>fold all</button>
     </div>
     <div id="transcript">
       ${
         system
-          ? html`<div class="msg system">
+          ? markup`<div class="msg system">
               <div class="role">system</div>
               ${textHtml(system)}
             </div>`
@@ -203,10 +205,10 @@ function metaHtml(d: StepData, links: Links): Html {
     .filter((f): f is string => typeof f === 'string')
     .map((f) => ({ f, href: links.raw(d.ws, d.agent, d.n, f) }))
   const gitPath = `agents/${d.agent}:steps/${d.agent}/${formatStep(d.n)}/request.json`
-  return html`<p>
-      ${rawLinks.map((l) => (l.href ? html`<a href="${l.href}">${l.f}</a> · ` : ''))}
+  return markup`<p>
+      ${rawLinks.map((l) => (l.href ? markup`<a href="${l.href}">${l.f}</a> · ` : ''))}
       <code>git -C &lt;home&gt;/workspaces/${d.ws}/repo.git show ${gitPath}</code
-      >${d.committed ? '' : html` <span class="muted">(pending: not committed yet)</span>`}
+      >${d.committed ? '' : markup` <span class="muted">(pending: not committed yet)</span>`}
     </p>
     <details>
       <summary>meta.json</summary>
@@ -217,10 +219,10 @@ function metaHtml(d: StepData, links: Links): Html {
 export function stepHeader(d: StepData, links: Links): Html {
   const m = d.meta
   const u = m.usage
-  return html`<h1>Step ${formatStep(d.n)} <span class="muted">of ${d.agent} in ${d.ws}</span></h1>
+  return markup`<h1>Step ${formatStep(d.n)} <span class="muted">of ${d.agent} in ${d.ws}</span></h1>
     <p>
-      ${d.n > 1 ? html`<a href="${links.step(d.ws, d.agent, d.n - 1)}">← ${formatStep(d.n - 1)}</a>` : ''}
-      ${d.n < d.last ? html` · <a href="${links.step(d.ws, d.agent, d.n + 1)}">${formatStep(d.n + 1)} →</a>` : ''}
+      ${d.n > 1 ? markup`<a href="${links.step(d.ws, d.agent, d.n - 1)}">← ${formatStep(d.n - 1)}</a>` : ''}
+      ${d.n < d.last ? markup` · <a href="${links.step(d.ws, d.agent, d.n + 1)}">${formatStep(d.n + 1)} →</a>` : ''}
     </p>
     <div class="cards">
       <div class="card">
@@ -250,11 +252,11 @@ export function stepHeader(d: StepData, links: Links): Html {
 
 /** The step page's body; `fork` is the server's Fork from here section (absent in an export). */
 export function stepBody(d: StepData, links: Links, fork?: Html): Html {
-  return html`${stepHeader(d, links)}
+  return markup`${stepHeader(d, links)}
     <h2>Why</h2>
     ${whyHtml(d)} ${fork ?? ''}
     <h2>Diff</h2>
-    ${d.diff && d.previous ? diffHtml(d.diff, formatStep(d.previous.n)) : html`<p class="muted">${d.n === 1 ? 'First step: nothing to compare.' : 'The previous step has no readable record.'}</p>`}
+    ${d.diff && d.previous ? diffHtml(d.diff, formatStep(d.previous.n)) : markup`<p class="muted">${d.n === 1 ? 'First step: nothing to compare.' : 'The previous step has no readable record.'}</p>`}
     <h2>Conversation</h2>
     ${transcriptHtml(d, links)}
     <h2>Meta</h2>

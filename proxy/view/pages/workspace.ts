@@ -6,7 +6,7 @@
  */
 import { type AgentRow, type AttemptOrigin, attemptOrigin, workspaceAgentRows } from '../../report/agents'
 import type { Workspace } from '../../store/workspace'
-import { fmtTime, fmtTokens, fmtUsd, type Html, html } from '../html'
+import { fmtTime, fmtTokens, fmtUsd, type Html, markup } from '../html'
 import type { Links } from '../links'
 import { costText, readShare, workspaceRow } from './workspaces'
 import { fmtShare } from '../html'
@@ -65,20 +65,20 @@ function kindCell(n: TreeNode, ws: string, links: Links): Html {
   const a = n.attempt
   if (a) {
     return a.step
-      ? html`<span class="tag">attempt</span> ${a.role} from
+      ? markup`<span class="tag">attempt</span> ${a.role} from
           <a href="${links.cohort(ws, a.step.agent, a.step.n)}">${a.step.agent}@${a.step.name}</a>`
-      : html`<span class="tag">attempt</span> ${a.role} (clean start)`
+      : markup`<span class="tag">attempt</span> ${a.role} (clean start)`
   }
   return n.row.kind === 'main'
-    ? html`<span class="muted">main</span>`
-    : html`<span class="tag">${n.row.kind}</span>`
+    ? markup`<span class="muted">main</span>`
+    : markup`<span class="tag">${n.row.kind}</span>`
 }
 
 /** The tree's table body (replaced whole by a live update). */
 export function treeRows(d: WorkspaceData, links: Links): Html {
-  return html`${d.nodes.map((n) => {
+  return markup`${d.nodes.map((n) => {
     const r = n.row
-    return html`<tr data-agent="${r.agent}">
+    return markup`<tr data-agent="${r.agent}">
       <td class="name">
         <span class="indent">${'\u2003'.repeat(n.depth)}${n.depth ? '└ ' : ''}</span
         ><a href="${links.agent(d.ws, r.agent)}">${r.agent}</a>
@@ -101,7 +101,7 @@ export function treeRows(d: WorkspaceData, links: Links): Html {
 /** The summary cards (replaced whole by a live update). */
 export function workspaceCards(d: WorkspaceData): Html {
   const w = workspaceRow(d.ws, d.rows)
-  return html`<div class="card"><b>${w.agents}</b><span>agents</span></div>
+  return markup`<div class="card"><b>${w.agents}</b><span>agents</span></div>
     <div class="card"><b>${fmtTokens(w.steps)}</b><span>steps</span></div>
     <div class="card"><b>${costText(w.cost_usd, w.unpriced)}</b><span>cost</span></div>
     <div class="card"><b>${fmtShare(readShare(w))}</b><span>cache read share</span></div>
@@ -109,12 +109,12 @@ export function workspaceCards(d: WorkspaceData): Html {
 }
 
 export function workspaceBody(d: WorkspaceData, links: Links): Html {
-  return html`<h1>Workspace ${d.ws}</h1>
+  return markup`<h1>Workspace ${d.ws}</h1>
     <div class="cards" id="ws-cards">${workspaceCards(d)}</div>
     ${
       d.rows.length === 0
-        ? html`<p class="muted">No agent of ${d.ws} has steps yet.</p>`
-        : html`<table class="tree">
+        ? markup`<p class="muted">No agent of ${d.ws} has steps yet.</p>`
+        : markup`<table class="tree">
             <thead>
               <tr>
                 <th>agent</th>

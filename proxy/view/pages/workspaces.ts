@@ -5,7 +5,7 @@
  */
 import { type AgentRow, workspaceAgentRows } from '../../report/agents'
 import { listWorkspaces, Workspace } from '../../store/workspace'
-import { fmtShare, fmtTime, fmtTokens, fmtUsd, type Html, html } from '../html'
+import { fmtShare, fmtTime, fmtTokens, fmtUsd, type Html, markup } from '../html'
 import type { Links } from '../links'
 
 export interface WorkspaceRow {
@@ -74,14 +74,14 @@ export const costText = (usd: number, unpriced: number): string =>
 
 export function workspacesBody(rows: readonly WorkspaceRow[], links: Links): Html {
   if (rows.length === 0) {
-    return html`<h1>Workspaces</h1>
+    return markup`<h1>Workspaces</h1>
       <p class="muted">
         No workspace yet: a workspace is created by its first request (<code
           >holdfast run --ws myproj -- claude</code
         >, or any client whose base URL is this server).
       </p>`
   }
-  return html`<h1>Workspaces</h1>
+  return markup`<h1>Workspaces</h1>
     <table id="workspaces">
       <thead>
         <tr>
@@ -98,7 +98,7 @@ export function workspacesBody(rows: readonly WorkspaceRow[], links: Links): Htm
       <tbody>
         ${rows.map(
           (r) =>
-            html`<tr>
+            markup`<tr>
               <td><a href="${links.workspace(r.ws)}">${r.ws}</a></td>
               <td class="n">${r.agents}</td>
               <td class="n">${fmtTokens(r.steps)}</td>
