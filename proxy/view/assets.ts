@@ -53,6 +53,7 @@ form.fork fieldset{border:1px solid var(--line);border-radius:6px;margin:8px 0}
 form.fork textarea{width:100%;min-height:70px;font:inherit}
 .cohort{display:grid;grid-template-columns:repeat(auto-fit,minmax(280px,1fr));gap:12px}
 .cohort .member{border:1px solid var(--line);border-radius:6px;padding:8px 12px}
+.member .answer pre{font-family:inherit;font-size:14px;background:none;padding:0}
 .notice{border:1px solid var(--write);border-radius:6px;padding:8px 12px;margin:8px 0}
 .live-dot{display:none;width:8px;height:8px;border-radius:4px;background:var(--read);margin-left:6px}
 body.live .live-dot{display:inline-block}

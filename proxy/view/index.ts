@@ -45,7 +45,7 @@ const PAGE_HEADERS = {
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
 }
@@ -144,7 +144,7 @@ export async function handleView(
         location: url.pathname + url.search,
         'set-cookie': sessionCookie(secret, port),
         'cache-control': 'no-store',
-        'referrer-policy': 'no-referrer',
+        'referrer-policy': 'same-origin',
       })
       res.end()
       return

@@ -33,7 +33,7 @@ export function serverPage(opts: {
 }): string {
   return markup`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${opts.title} · holdfast</title>
+<meta name="referrer" content="same-origin"><title>${opts.title} · holdfast</title>
 <link rel="stylesheet" href="/ui/assets/${CSS_NAME}"></head>
 <body${opts.live ? markup` data-live="${opts.live}"` : ''}><header>${crumbs(opts.links, opts.trail)}</header>
 <main>${opts.body}</main><script src="/ui/assets/${JS_NAME}" defer></script></body></html>
