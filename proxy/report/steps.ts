@@ -6,7 +6,7 @@
  */
 import type { StepMeta } from '../../generated/meta'
 import { formatStep } from '../core/naming'
-import { META_FILE } from '../record/journal'
+import { META_FILE } from '../record/layout'
 import { listSteps, readStepMeta, type StepRef } from '../record/read'
 import { readFileAt } from '../store/git'
 import { readRef } from '../store/git-refs'

@@ -7,7 +7,7 @@
  */
 import type { ServerContext } from '../context'
 import { formatStep } from '../core/naming'
-import { META_FILE } from '../record/journal'
+import { META_FILE } from '../record/layout'
 import { listSteps, readStepMeta } from '../record/read'
 import { splitOf } from '../report/agents'
 import { agentsOf } from '../report/lookup'
