@@ -2,10 +2,11 @@
  * A structural diff of two consecutive requests of an agent, as a person reads a cache miss:
  * messages added (or the transcript rewritten from an index), tools added, removed, edited or
  * reordered, the system text line by line, the model, other top-level fields and request headers.
- * Pure. Invariant: comparisons ignore `cache_control` markers as the hold does; a system text too
- * long to diff line by line is reported as changed with its sizes, never silently skipped.
+ * Pure. Invariant: comparisons ignore `cache_control` markers and read a string content as one
+ * text block, as the hold does; a system text too long to diff line by line is reported as
+ * changed with its sizes, never silently skipped.
  */
-import { type Json, type JsonObject, sameIgnoringCacheControl } from '../core/json'
+import { isObject, type Json, type JsonObject, sameIgnoringCacheControl } from '../core/json'
 import type { Dialect } from '../dialects/types'
 
 export interface DiffLine {
@@ -102,6 +103,12 @@ function toolDiff(dialect: Dialect, prev: Json[], cur: Json[]): StepDiff['tools'
   }
 }
 
+/** A message with a string content as the one text block it stands for (the cache reads them alike). */
+function asBlocks(m: Json): Json {
+  if (!isObject(m) || typeof m.content !== 'string') return m
+  return { ...m, content: [{ type: 'text', text: m.content }] }
+}
+
 const SKIP_FIELDS = new Set(['model', 'tools', 'system', 'instructions'])
 const SKIP_HEADERS = new Set(['content-length'])
 
@@ -113,8 +120,8 @@ export function stepDiff(
   prevHeaders: Readonly<Record<string, string>>,
   curHeaders: Readonly<Record<string, string>>,
 ): StepDiff {
-  const pm = dialect.transcript(prev)
-  const cm = dialect.transcript(cur)
+  const pm = dialect.transcript(prev).map(asBlocks)
+  const cm = dialect.transcript(cur).map(asBlocks)
   let common = 0
   while (common < pm.length && common < cm.length && sameIgnoringCacheControl(pm[common], cm[common]))
     common++

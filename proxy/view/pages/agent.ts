@@ -67,9 +67,7 @@ export function verdict(r: Pick<StepRow, 'held' | 'hold_reason'>): Html {
 const statusCell = (r: StepRow): Html =>
   r.status !== null && r.status < 400
     ? markup`${r.status}`
-    : markup`<span class="${r.status !== null || (r.outcome && r.outcome !== 'ok') ? 'bad' : ''}"
-        >${r.status ?? r.outcome ?? '-'}</span
-      >`
+    : markup`<span class="${r.status !== null || (r.outcome && r.outcome !== 'ok') ? 'bad' : ''}">${r.status ?? r.outcome ?? '-'}</span>`
 
 /** The timeline rows' markup (a live update appends more). `max` is the widest bar's tokens. */
 export function timelineRowsHtml(

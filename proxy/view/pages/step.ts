@@ -154,6 +154,14 @@ ${lines.map((l) => markup`<span class="${l.op}">${l.op === 'add' ? '+ ' : l.op =
     }`
 }
 
+/** The system part; in an export, a system the previous step already sent is a link to it. */
+function systemHtml(d: StepData, system: string, links: Links): Html {
+  const head = markup`<div class="role">system</div>`
+  if (links.mode === 'export' && d.previous && d.diff && !d.diff.system.changed)
+    return markup`<div class="msg system">${head}<p class="muted">${system.length} characters, as sent by <a href="${links.step(d.ws, d.agent, d.previous.n)}">step ${formatStep(d.previous.n)}</a>.</p></div>`
+  return markup`<div class="msg system">${head}${textHtml(system)}</div>`
+}
+
 /** The transcript: system, messages (what the previous step already sent folded), the answer. */
 function transcriptHtml(d: StepData, links: Links): Html {
   const req = d.request
@@ -185,14 +193,7 @@ function transcriptHtml(d: StepData, links: Links): Html {
       ><button type="button" data-fold="close" data-target="#transcript" hidden>fold all</button>
     </div>
     <div id="transcript">
-      ${
-        system
-          ? markup`<div class="msg system">
-              <div class="role">system</div>
-              ${textHtml(system)}
-            </div>`
-          : ''
-      }
+      ${system ? systemHtml(d, system, links) : ''}
       ${earlierHtml}${added.map((e) => entryHtml(e))}
       <h3>Answer</h3>
       ${answer}

@@ -37,7 +37,8 @@ describe('stepDiff', () => {
   it('says a grown conversation is messages added, and nothing else moved', () => {
     const cur = req({
       messages: [
-        { role: 'user', content: 'hi', cache_control: { type: 'ephemeral' } },
+        // A string content and one text block are the same message to the cache.
+        { role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] },
         { role: 'assistant', content: 'ok' },
         { role: 'user', content: 'more' },
       ],
