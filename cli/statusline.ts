@@ -77,13 +77,20 @@ export async function statusLine(home: string, input: string): Promise<string> {
   const url = serveUrl(home)
   if (typeof session !== 'string' || !url) return ''
   const target = `${url}/ui/api/statusline?session=${encodeURIComponent(session)}`
-  const fileToken = process.env.HOLDFAST_TOKEN || readText(path.join(home, 'token'))?.trim() || undefined
-  let answer = await get(target, fileToken)
+  const fileToken = (): string | undefined =>
+    process.env.HOLDFAST_TOKEN || readText(path.join(home, 'token'))?.trim() || undefined
+  const sent = fileToken()
+  let answer = await get(target, sent)
+  if (answer?.status === 401) {
+    // The serve makes the home's token file when a view request first needs it: read it again.
+    const made = fileToken()
+    if (made && made !== sent) answer = await get(target, made)
+  }
   if (answer?.status === 401) {
     // A token set in holdfast.yaml: only now is the config (YAML, schemas) loaded.
     const { configuredToken, loadConfig } = await import('../proxy/store/config')
     const token = configuredToken(loadConfig(home))
-    if (token && token !== fileToken) answer = await get(target, token)
+    if (token && token !== sent) answer = await get(target, token)
   }
   if (answer?.status !== 200) return ''
   try {
