@@ -8,11 +8,13 @@ import type { StepMeta } from '../../generated/meta'
 import { formatStep } from '../core/naming'
 import { META_FILE } from '../record/layout'
 import { listSteps, readStepMeta, type StepRef } from '../record/read'
-import { readFileAt } from '../store/git'
+import { listDir, readFileAt } from '../store/git'
+import { getTree } from '../store/git-read'
 import { readRef } from '../store/git-refs'
 import { agentRef, stepTreeDir } from '../store/home'
 import { readServeInfo } from '../store/serve-lock'
 import type { Workspace } from '../store/workspace'
+import { BATCH_MIN, catBlobs, keepMeta, keepMetaOid, keptMeta, keptMetaOid, lsFiles } from './blobs'
 import { existingAgent, existingWorkspace } from './lookup'
 
 export interface StepRow {
@@ -40,29 +42,65 @@ export interface StepRecord {
   meta: StepMeta | undefined
 }
 
+const parseMeta = (bytes: Buffer, agent: string, n: number): StepMeta => {
+  try {
+    return JSON.parse(bytes.toString('utf8')) as StepMeta
+  } catch (err) {
+    throw new Error(
+      `the meta.json of step ${formatStep(n)} of ${agent} is not JSON: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    )
+  }
+}
+
 /**
- * Every step of an agent with its meta, in step order. Committed metas are read at one tip (one
- * ref read for the whole listing), pending ones from the journal.
+ * Every step of an agent with its meta, in step order. Committed metas are found at one tip by
+ * their blob ids: kept ones reused, the others read in one batch (report/blobs); pending ones come
+ * from the journal.
  */
 export async function stepRecords(ws: Workspace, agent: string): Promise<StepRecord[]> {
   const tip = await readRef(ws.repo, agentRef(agent))
-  const out: StepRecord[] = []
-  for (const ref of await listSteps(ws, agent)) {
-    let meta: StepMeta | undefined
-    const bytes =
-      ref.committed && tip
-        ? await readFileAt(ws.repo, tip, `${stepTreeDir(agent, ref.n)}/${META_FILE}`)
+  const refs = await listSteps(ws, agent)
+  const metaOid = new Map<number, string>()
+  if (tip) {
+    const dirs = new Map<string, string>()
+    for (const e of (await listDir(ws.repo, tip, `steps/${agent}`)) ?? []) dirs.set(e.name, e.oid)
+    const committed = refs.filter((r) => r.committed && dirs.has(formatStep(r.n)))
+    const unknown = committed.filter((r) => !keptMetaOid(dirs.get(formatStep(r.n)) as string)).length
+    // Many step trees not seen yet: one ls-tree lists them all; else their trees answer.
+    const listed =
+      unknown >= BATCH_MIN
+        ? await lsFiles(ws.repo.gitdir, tip, `steps/${agent}`).catch(() => undefined)
         : undefined
-    if (bytes) {
-      try {
-        meta = JSON.parse(bytes.toString('utf8')) as StepMeta
-      } catch (err) {
-        throw new Error(
-          `the meta.json of step ${formatStep(ref.n)} of ${agent} is not JSON: ${(err as Error).message}`,
-          { cause: err },
-        )
+    for (const ref of committed) {
+      const name = formatStep(ref.n)
+      const dir = dirs.get(name) as string
+      let oid = keptMetaOid(dir)
+      oid ??= listed
+        ? listed.get(`${name}/${META_FILE}`)
+        : (await getTree(ws.repo, dir)).find((e) => e.path === META_FILE)?.oid
+      if (oid) {
+        keepMetaOid(dir, oid)
+        metaOid.set(ref.n, oid)
       }
-    } else meta = await readStepMeta(ws, agent, ref.n)
+    }
+  }
+  const missing = [...metaOid.values()].filter((oid) => !keptMeta(oid))
+  const batch =
+    missing.length >= BATCH_MIN ? await catBlobs(ws.repo.gitdir, missing).catch(() => undefined) : undefined
+  const out: StepRecord[] = []
+  for (const ref of refs) {
+    const oid = metaOid.get(ref.n)
+    let meta = oid ? keptMeta(oid) : undefined
+    if (!meta && oid) {
+      const bytes =
+        batch?.get(oid) ??
+        (tip ? await readFileAt(ws.repo, tip, `${stepTreeDir(agent, ref.n)}/${META_FILE}`) : undefined)
+      if (bytes) keepMeta(oid, (meta = parseMeta(bytes, agent, ref.n)))
+    }
+    meta ??= await readStepMeta(ws, agent, ref.n)
     out.push({ ref, meta })
   }
   return out

@@ -55,6 +55,17 @@ export function stepNumber(stepName: string): number {
   return n
 }
 
+/** What `why` reads of a step and the one before it. */
+export interface WhyInput {
+  n: number
+  meta: StepMeta
+  /** The step's request, parsed. */
+  cur: JsonObject
+  prevMeta: StepMeta | undefined
+  /** The previous step's request.json as recorded (undefined: none). */
+  prevBytes: Buffer | undefined
+}
+
 export async function why(home: string, wsName: string, agent: string, stepName: string): Promise<WhyReport> {
   const ws = await existingWorkspace(home, wsName)
   await existingAgent(ws, agent)
@@ -62,15 +73,20 @@ export async function why(home: string, wsName: string, agent: string, stepName:
   const meta = await readStepMeta(ws, agent, n)
   const cur = await readRequest(ws, agent, n)
   if (!meta || !cur) throw new NotFound(`no step ${formatStep(n)} recorded for ${wsName}/${agent}`)
-  const dialect = dialectByName(meta.dialect)
   const prevMeta = n > 1 ? await readStepMeta(ws, agent, n - 1) : undefined
-  // The previous record read back as the hold reads it: a faulty one is said, not compared.
+  const prevBytes = n > 1 ? await readStepFile(ws, agent, n - 1, REQUEST_FILE) : undefined
+  return whyOf({ n, meta, cur, prevMeta, prevBytes })
+}
+
+/** The report from what was read: the previous record read back as the hold reads it. */
+export function whyOf({ n, meta, cur, prevMeta, prevBytes }: WhyInput): WhyReport {
+  const dialect = dialectByName(meta.dialect)
+  // A faulty previous record is said, not compared.
   let prev: JsonObject | undefined
   let prevFault: string | undefined
   if (n > 1) {
-    const bytes = await readStepFile(ws, agent, n - 1, REQUEST_FILE)
     try {
-      prev = bytes && recordParser(dialect)(bytes, `step ${formatStep(n - 1)}'s request.json`)
+      prev = prevBytes && recordParser(dialect)(prevBytes, `step ${formatStep(n - 1)}'s request.json`)
     } catch (err) {
       if (!(err instanceof RecordFault)) throw err
       prevFault = err.message

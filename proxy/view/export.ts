@@ -6,6 +6,8 @@
  * the server renders for that page (links and the server-only form aside).
  */
 import { formatStep } from '../core/naming'
+import { listSteps } from '../record/read'
+import { windowedFiles } from '../report/step-files'
 import { existingAgent, existingWorkspace } from '../report/lookup'
 import { type Html } from './html'
 import { exportDocument, exportSection } from './layout'
@@ -63,8 +65,10 @@ export async function exportHtml(
         body: agentBody(d, links),
       }),
     )
+    const files = windowedFiles(ws, a)
+    const steps = await listSteps(ws, a)
     for (const r of d.rows) {
-      const s = await stepData(ws, a, r.n).catch(() => undefined)
+      const s = await stepData(ws, a, r.n, files, steps).catch(() => undefined)
       done++
       if (!s) continue
       sections.push(

@@ -6,12 +6,15 @@
  * is added by the server (fork.ts). Invariant: a record that cannot be read is said on the page.
  */
 import type { StepMeta } from '../../../generated/meta'
-import type { Json, JsonObject } from '../../core/json'
+import { isObject, type Json, type JsonObject } from '../../core/json'
 import { formatStep } from '../../core/naming'
 import { dialectByName } from '../../dialects'
 import type { Dialect, Rebuilt } from '../../dialects/types'
-import { listSteps, readStepMeta, readStepRequest, readStepResponse } from '../../record/read'
-import { why, type WhyReport } from '../../report/why'
+import { META_FILE, REQUEST_FILE, RESPONSE_FILES } from '../../record/layout'
+import { listSteps, type StepRef } from '../../record/read'
+import { NotFound } from '../../report/lookup'
+import { directFiles, type StepFiles } from '../../report/step-files'
+import { whyOf, type WhyReport } from '../../report/why'
 import type { Workspace } from '../../store/workspace'
 import { type StepDiff, stepDiff } from '../diff'
 import { fmtMs, fmtTime, fmtTokens, fmtUsd, type Html, markup } from '../html'
@@ -36,40 +39,68 @@ export interface StepData {
   last: number
 }
 
-async function requestOf(ws: Workspace, agent: string, n: number): Promise<JsonObject | undefined> {
-  return (await readStepRequest(ws, agent, n))?.body
+function parsed(bytes: Buffer | undefined, what: string): JsonObject | undefined {
+  if (!bytes) return undefined
+  const v: unknown = JSON.parse(bytes.toString('utf8'))
+  if (!isObject(v)) throw new Error(`${what} is not a JSON object`)
+  return v
 }
 
-export async function stepData(ws: Workspace, agent: string, n: number): Promise<StepData> {
-  const report = await why(ws.home, ws.name, agent, formatStep(n))
-  const meta = (await readStepMeta(ws, agent, n)) as StepMeta
-  const dialect = dialectByName(meta.dialect)
+/**
+ * A step's page data, each file read once (through `files`: one at a time for a page, by windows
+ * for an export); `steps` (all of the agent's, when the caller has them) spares a listing.
+ */
+export async function stepData(
+  ws: Workspace,
+  agent: string,
+  n: number,
+  files: StepFiles = directFiles(ws, agent),
+  steps?: readonly StepRef[],
+): Promise<StepData> {
+  const metaOf = async (k: number): Promise<StepMeta | undefined> => {
+    const b = await files.file(k, META_FILE)
+    return b && (JSON.parse(b.toString('utf8')) as StepMeta)
+  }
+  const meta = await metaOf(n)
   let request: JsonObject | undefined
   let requestFault: string | undefined
   try {
-    request = await requestOf(ws, agent, n)
+    request = parsed(await files.file(n, REQUEST_FILE), `step ${formatStep(n)}'s request.json`)
   } catch (err) {
     requestFault = (err as Error).message
   }
+  if (!meta || (!request && !requestFault))
+    throw new NotFound(`no step ${formatStep(n)} recorded for ${ws.name}/${agent}`)
+  if (!request) throw new NotFound(requestFault as string)
+  const dialect = dialectByName(meta.dialect)
+  const prevMeta = n > 1 ? await metaOf(n - 1).catch(() => undefined) : undefined
+  const prevBytes = n > 1 ? await files.file(n - 1, REQUEST_FILE) : undefined
+  const report = whyOf({ n, meta, cur: request, prevMeta, prevBytes })
   let previous: StepData['previous']
-  if (n > 1) {
-    const pm = await readStepMeta(ws, agent, n - 1).catch(() => undefined)
-    const pr = await requestOf(ws, agent, n - 1).catch(() => undefined)
-    if (pm && pr) previous = { n: n - 1, request: pr, meta: pm }
+  try {
+    const pr = parsed(prevBytes, 'the previous request')
+    if (prevMeta && pr) previous = { n: n - 1, request: pr, meta: prevMeta }
+  } catch {
+    previous = undefined // said by why (a record fault); nothing to diff against
   }
-  const diff =
-    previous && request
-      ? stepDiff(dialect, previous.request, request, previous.meta.request_headers, meta.request_headers)
-      : null
-  const response = await readStepResponse(ws, agent, n)
+  const diff = previous
+    ? stepDiff(dialect, previous.request, request, previous.meta.request_headers, meta.request_headers)
+    : null
+  let response: { file: string; bytes: Buffer } | undefined
+  for (const file of RESPONSE_FILES) {
+    const bytes = await files.file(n, file)
+    if (bytes) {
+      response = { file, bytes }
+      break
+    }
+  }
   let reply: Rebuilt | undefined
   try {
     reply = response ? dialect.rebuildReply(response.bytes, response.file === 'response.sse') : undefined
   } catch {
     reply = undefined // an answer that cannot be rebuilt is still linked raw
   }
-  const steps = await listSteps(ws, agent)
-  const ref = steps.find((s) => s.n === n)
+  const all = steps ?? (await listSteps(ws, agent))
   return {
     ws: ws.name,
     agent,
@@ -83,8 +114,8 @@ export async function stepData(ws: Workspace, agent: string, n: number): Promise
     diff,
     reply,
     responseFile: response?.file,
-    committed: ref?.committed ?? false,
-    last: steps.length ? (steps[steps.length - 1] as { n: number }).n : n,
+    committed: all.find((s) => s.n === n)?.committed ?? false,
+    last: all.length ? (all[all.length - 1] as StepRef).n : n,
   }
 }
 
