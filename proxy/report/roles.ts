@@ -23,17 +23,19 @@ export interface RolesReport {
   }[]
 }
 
-/** The roles at the followed config of `at` (a commit or ref) in the workspace. */
+/** The roles at the followed config of `at` (a commit or ref); `reader` may be a server's, with its caches. */
 export async function rolesAt(
   ws: Workspace,
   rows: HoldfastConfig['providers'],
   at: string,
+  reader = new ConfigReader(ws.repo),
 ): Promise<RolesReport> {
   const rev = await resolveRevision(ws.repo, at).catch((err: Error) => {
     throw new NotFound(`--at ${at}: ${err.message}`)
   })
   if (!rev) throw new NotFound(`--at ${at}: no such commit or ref in workspace "${ws.name}"`)
-  const resolved = await new ConfigReader(ws.repo).resolve(rev, () => Promise.resolve(rev))
+  // Keyed by the commit (no agent name has a colon): a reader that lives on (the server's) answers again from its cache.
+  const resolved = await reader.resolve(`commit:${rev}`, () => Promise.resolve(rev))
   if (!resolved.ok) throw new NotFound(`roles at ${at}: ${resolved.message}`)
   const f = resolved.followed
   if (!resolved.roles.ok) throw new NotFound(resolved.roles.error)

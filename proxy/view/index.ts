@@ -239,7 +239,7 @@ async function get(
       const d = await stepData(ws, route.agent, route.n)
       const action = `${links.step(ws.name, route.agent, route.n)}/fork`
       const fork = forkForm(
-        await forkOptions(ws, ctx.config, route.agent, route.n),
+        await forkOptions(ws, ctx.config, route.agent, route.n, ctx.configReader(ws.name)),
         action,
         formValue(secret, action),
       )
