@@ -5,7 +5,7 @@
  * it, from the build: `npm run bench:view` builds first).
  * Usage: node -r ./scripts/register.js bench/view.ts [steps=1000] [runs=15]
  */
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { exportHtml } from '../proxy/view/export'
@@ -65,17 +65,23 @@ async function main(): Promise<void> {
       `export of the agent: ${ms(exportMs)}, ${Math.round(Buffer.byteLength(doc) / 1024)} KB\n`,
     )
     const input = JSON.stringify({ session_id: 'bench-session' })
-    const run = (args: string[]): { ms: number; out: string } => {
-      const t = performance.now()
-      const r = spawnSync(process.execPath, args, { cwd: ROOT, input, encoding: 'utf8' })
-      return { ms: performance.now() - t, out: r.stdout }
-    }
+    // Spawned without blocking: the serve answering the status line runs in this process.
+    const run = (args: string[]): Promise<{ ms: number; out: string }> =>
+      new Promise((resolve, reject) => {
+        const t = performance.now()
+        const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] })
+        let out = ''
+        child.stdout.on('data', (c: Buffer) => (out += c.toString()))
+        child.on('error', reject)
+        child.on('close', () => resolve({ ms: performance.now() - t, out }))
+        child.stdin.end(input)
+      })
     const bare: number[] = []
     const line: number[] = []
     let shown = ''
     for (let i = 0; i < RUNS + 2; i++) {
-      const a = run(['-e', '0'])
-      const b = run([path.join(ROOT, 'bin', 'holdfast.js'), 'statusline', '--home', p.home])
+      const a = await run(['-e', '0'])
+      const b = await run([path.join(ROOT, 'bin', 'holdfast.js'), 'statusline', '--home', p.home])
       if (i < 2) continue // warm-up
       bare.push(a.ms)
       line.push(b.ms)
