@@ -112,6 +112,12 @@ export const COMMANDS = [
     load: async (): Promise<Register> => (await import('./replay')).registerReplay,
   },
   {
+    name: 'recover',
+    term: 'recover [options] <ws>',
+    description: 'commit what a disk fault or a crash left uncommitted (journal, quarantine), and say what',
+    load: async (): Promise<Register> => (await import('./recover')).registerRecover,
+  },
+  {
     name: 'open',
     term: 'open [options] [ws] [agent] [NNN]',
     description: 'open the web view of the running serve in the browser (a one-time sign-in link)',

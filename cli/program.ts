@@ -20,6 +20,7 @@ import { registerClients } from './clients'
 import { registerTypes } from './types'
 import { registerHooks } from './hooks'
 import { registerReplay } from './replay'
+import { registerRecover } from './recover'
 import { registerOpen } from './open'
 import { registerExport } from './export'
 import { registerStatusline } from './statusline'
@@ -43,6 +44,7 @@ export const REGISTER: Readonly<Record<(typeof COMMANDS)[number]['name'], Regist
   types: registerTypes,
   hooks: registerHooks,
   replay: registerReplay,
+  recover: registerRecover,
   open: registerOpen,
   export: registerExport,
   statusline: registerStatusline,

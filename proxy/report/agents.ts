@@ -9,7 +9,7 @@ import { formatStep } from '../core/naming'
 import { readCommitInfo } from '../store/git'
 import { readRef } from '../store/git-refs'
 import { agentRef } from '../store/home'
-import { stepOfMessage } from '../store/notch'
+import { stepOfSubject } from '../record/layout'
 import type { Workspace } from '../store/workspace'
 import { agentsOf, existingWorkspace } from './lookup'
 import { type StepRecord, stepRecords } from './steps'
@@ -129,6 +129,6 @@ export async function attemptOrigin(ws: Workspace, agent: string): Promise<Attem
   if (!tip) return undefined
   const d = await dispatchOf(ws, agent, tip)
   if (!d) return undefined
-  const s = stepOfMessage((await readCommitInfo(ws.repo, d.parent)).message)
+  const s = stepOfSubject((await readCommitInfo(ws.repo, d.parent)).message)
   return { role: d.role, commit: d.parent, step: s ? { ...s, name: formatStep(s.n) } : null }
 }

@@ -13,7 +13,8 @@ import { type RolesReport, rolesAt } from '../report/roles'
 import { readCommitInfo } from '../store/git'
 import { readRef } from '../store/git-refs'
 import { agentRef } from '../store/home'
-import { stepCommit, stepOfMessage } from '../store/notch'
+import { stepCommit } from '../store/notch'
+import { stepOfSubject } from '../record/layout'
 import type { HoldfastConfig } from '../store/config'
 import type { ConfigReader } from '../store/config-lineage'
 import type { Workspace } from '../store/workspace'
@@ -55,7 +56,7 @@ export async function notchCommit(ws: Workspace, agent: string, n: number): Prom
   const commits = new Map(known?.commits)
   for (let oid: string | undefined = tip; oid && oid !== known?.tip;) {
     const info = await readCommitInfo(ws.repo, oid)
-    const s = stepOfMessage(info.message)
+    const s = stepOfSubject(info.message)
     if (s?.agent === agent) commits.set(s.n, oid)
     oid = info.parents[0]
   }
