@@ -59,7 +59,10 @@ export class ServerContext {
     public config: HoldfastConfig,
     readonly upstream: Upstream,
     readonly log: Logger,
-    readonly committer: Committer = new WorkerCommitter(idleCollectMs(config)),
+    readonly committer: Committer = new WorkerCommitter(
+      idleCollectMs(config),
+      config.journal?.fsync === true,
+    ),
   ) {
     this.holdTtlMs = config.hold?.ttl_ms ?? CACHE_TTL_MS
     this.holdLongTtlMs = config.hold?.long_ttl_ms ?? LONG_CACHE_TTL_MS
