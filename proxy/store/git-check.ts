@@ -132,13 +132,7 @@ async function readable(repo: Repo, cache: object, agent: string, commit: string
  * Rewrite the reflog of `ref` without the lines that name a commit the disk no longer has (git
  * fsck calls such lines invalid), then append the move back. Written aside and renamed over.
  */
-async function pruneReflog(
-  repo: Repo,
-  cache: object,
-  ref: string,
-  why: string,
-  to: string,
-): Promise<void> {
+async function pruneReflog(repo: Repo, cache: object, ref: string, why: string, to: string): Promise<void> {
   const file = path.join(repo.gitdir, 'logs', ref)
   const have = new Map<string, boolean>()
   const exists = async (oid: string): Promise<boolean> => {
