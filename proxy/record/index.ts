@@ -159,6 +159,13 @@ export class Records {
     this.journal.agent(agent.journalDir).committed(n)
   }
 
+  /** Forget what is kept of an idle agent (its journal's open files, places, previous request). */
+  forget(agent: AgentState): void {
+    this.placed.delete(agent.key)
+    this.previousRecords.forget(agent.key)
+    this.journal.forget(agent.journalDir)
+  }
+
   close(): void {
     this.journal.close()
   }
