@@ -92,5 +92,7 @@ export function registerSteps(program: Command): void {
             ]),
         ),
       )
+      // A number given out whose record was lost is shown, with where its bytes went.
+      for (const r of rows) if (r.note) process.stdout.write(`step ${r.step} is missing: ${r.note}\n`)
     })
 }

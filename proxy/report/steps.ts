@@ -7,6 +7,7 @@
 import type { StepMeta } from '../../generated/meta'
 import { formatStep } from '../core/naming'
 import { META_FILE } from '../record/layout'
+import { whyMissing } from '../record/quarantine'
 import { listSteps, readStepMeta, type StepRef } from '../record/read'
 import { listDir, readFileAt } from '../store/git'
 import { getTree } from '../store/git-read'
@@ -33,7 +34,9 @@ export interface StepRow {
   saved_usd: number | null
   ttfb_ms: number | null
   total_ms: number | null
-  state: 'committed' | 'pending'
+  /** `missing`: a number given out whose record was lost (`note` says why and where its bytes are). */
+  state: 'committed' | 'pending' | 'missing'
+  note?: string
 }
 
 /** One step as recorded: where it is and its meta (undefined when the step has none yet). */
@@ -139,7 +142,46 @@ export async function stepRows(home: string, wsName: string, agent: string): Pro
   const ws = await existingWorkspace(home, wsName)
   await existingAgent(ws, agent)
   const unfinished = unfinishedOutcome(home)
-  return (await stepRecords(ws, agent)).map((r) => stepRow(r, unfinished))
+  return withGaps(
+    ws,
+    agent,
+    (await stepRecords(ws, agent)).map((r) => stepRow(r, unfinished)),
+  )
+}
+
+/** `rows` with a `missing` row for each number between them that has no record (a gap is shown, never closed). */
+export function withGaps(ws: Workspace, agent: string, rows: StepRow[]): StepRow[] {
+  const out: StepRow[] = []
+  let last: number | undefined
+  for (const r of rows) {
+    const n = Number(r.step)
+    for (let g = (last ?? n) + 1; g < n; g++) out.push(missingRow(g, whyMissing(ws, agent, g)))
+    out.push(r)
+    last = n
+  }
+  return out
+}
+
+function missingRow(n: number, note: string): StepRow {
+  return {
+    step: formatStep(n),
+    time: null,
+    model: null,
+    status: null,
+    outcome: 'missing',
+    held: [],
+    hold_reason: null,
+    input: null,
+    cache_read: null,
+    cache_write: null,
+    output: null,
+    cost_usd: null,
+    saved_usd: null,
+    ttfb_ms: null,
+    total_ms: null,
+    state: 'missing',
+    note,
+  }
 }
 
 /** Whether a row's cost is unknown: the step has usage but no table priced its model (never $0). */
