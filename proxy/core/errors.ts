@@ -98,6 +98,23 @@ export const ERROR_CODES = {
     meaning:
       'A provider path was asked to upgrade to a WebSocket (Codex opens GET /v1/responses that way first); holdfast speaks HTTP only, and a client falls back to it at once.',
   },
+  VIEW_SIGN_IN: {
+    status: 401,
+    type: 'authentication_error',
+    meaning:
+      'A page of the web view was asked for without its cookie, a valid one-time ticket or the token: open it with holdfast open.',
+  },
+  VIEW_REFUSED: {
+    status: 403,
+    type: 'permission_error',
+    meaning:
+      'A web view request came from another origin, or a form carried no valid anti-forgery value; nothing was done.',
+  },
+  VIEW_FORM_INVALID: {
+    status: 400,
+    type: 'invalid_request_error',
+    meaning: 'A Fork from here form named no role or no goal; nothing was fired.',
+  },
   BAD_REQUEST: {
     status: 400,
     type: 'invalid_request_error',

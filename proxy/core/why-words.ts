@@ -104,6 +104,11 @@ function compactionLine(f: WhyFacts): string | undefined {
   return undefined
 }
 
+/** The changes of a step worth a line beside its summary: the hold's own change is its hold line already. */
+export function shownChanges<C extends { why: string }>(changes: readonly C[]): C[] {
+  return changes.filter((c) => !c.why.startsWith('hold: '))
+}
+
 /** The lines of `holdfast why` for one step, in order. */
 export function explainStep(f: WhyFacts): string[] {
   const lines: string[] = []

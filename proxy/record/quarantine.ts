@@ -120,6 +120,22 @@ export function reservedUpTo(ws: Workspace, agent: string): number {
   return max
 }
 
+/** Why step `n` of `agent` has no record, from what the quarantine says of it. */
+export function whyMissing(ws: Workspace, agent: string, n: number): string {
+  const base = agentDir(ws, agent)
+  const step = formatStep(n)
+  for (const name of names(path.join(base, 'damaged')))
+    if (name.endsWith(`-${step}.bin`))
+      return `its journal frame was damaged; the bytes are kept in ${path.join(base, 'damaged', name)}`
+  for (const name of names(base)) {
+    const lost = /^lost-(\d{3,})-(\d{3,})\.txt$/.exec(name)
+    if (lost && n >= (parseStep(lost[1] as string) ?? 0) && n <= (parseStep(lost[2] as string) ?? 0))
+      return `a power cut took it off the branch (${path.join(base, name)})`
+    if (name === step || name.startsWith(`${step}.`)) return `it is kept aside in ${path.join(base, name)}`
+  }
+  return 'no record of it was kept'
+}
+
 /** A whole entry waiting in quarantine: its directory, agent, number and files. */
 export interface QuarantineEntry {
   dir: string

@@ -208,6 +208,12 @@ describe('a damaged journal', () => {
     expect((await post('flip', 'after')).status).toBe(200)
     await eventually(() => branch('flip').includes('006'), 30_000)
     expect(JSON.parse(git(repo(), 'show', 'agents/flip:steps/flip/003/meta.json')).outcome).toBe('not_sent')
+    // holdfast steps shows the gap, and where the bytes went.
+    const listed = cli(['steps', 'default', 'flip', '--home', home], env())
+    expect(listed.stdout).toMatch(/^002 .* missing\s*$/m)
+    expect(listed.stdout).toMatch(
+      /step 002 is missing: its journal frame was damaged; the bytes are kept in .*-002\.bin/,
+    )
   })
 })
 

@@ -1,0 +1,108 @@
+/**
+ * `why` as data (`holdfast why`, the view's step page): what moved in the cached prefix between a
+ * step and the one before (model, system, tools, head, cache-keying fields, the first difference
+ * with an excerpt of both sides), a compaction, whether the hold applied and which tools it held,
+ * and the provider's own cache counters, as sentences (proxy/core/why-words). Invariant: a previous
+ * record that cannot be read back is said, never compared.
+ */
+import type { JsonObject } from '../core/json'
+import { formatStep, parseStep } from '../core/naming'
+import { prefixMoves, type PrefixMoves } from '../core/why'
+import { explainStep, type WhyFacts } from '../core/why-words'
+import { dialectByName } from '../dialects'
+import type { StepMeta } from '../../generated/meta'
+import { readStepFile, readStepMeta, readStepRequest } from '../record/read'
+import { REQUEST_FILE } from '../record/layout'
+import { RecordFault } from '../core/hold'
+import { recordParser } from '../core/record'
+import type { Workspace } from '../store/workspace'
+import { existingAgent, existingWorkspace, NotFound } from './lookup'
+
+export interface WhyReport {
+  step: string
+  previous: string | null
+  moves: PrefixMoves | null
+  hold: StepMeta['hold'] | null
+  usage: StepMeta['usage'] | null
+  changes: StepMeta['changes']
+  summary: string[]
+}
+
+async function readRequest(ws: Workspace, agent: string, n: number): Promise<JsonObject | undefined> {
+  try {
+    return (await readStepRequest(ws, agent, n))?.body
+  } catch (err) {
+    throw new NotFound((err as Error).message)
+  }
+}
+
+export { otherConversation } from '../core/why-words'
+
+/** A step number as typed (`2`, `002`); refused when it is none. */
+export function stepNumber(stepName: string): number {
+  const n = parseStep(stepName) ?? parseStep(stepName.padStart(3, '0'))
+  if (n === undefined) throw new NotFound(`"${stepName}" is not a step number (001, 002, …)`)
+  return n
+}
+
+/** What `why` reads of a step and the one before it. */
+export interface WhyInput {
+  n: number
+  meta: StepMeta
+  /** The step's request, parsed. */
+  cur: JsonObject
+  prevMeta: StepMeta | undefined
+  /** The previous step's request.json as recorded (undefined: none). */
+  prevBytes: Buffer | undefined
+}
+
+export async function why(home: string, wsName: string, agent: string, stepName: string): Promise<WhyReport> {
+  const ws = await existingWorkspace(home, wsName)
+  await existingAgent(ws, agent)
+  const n = stepNumber(stepName)
+  const meta = await readStepMeta(ws, agent, n)
+  const cur = await readRequest(ws, agent, n)
+  if (!meta || !cur) throw new NotFound(`no step ${formatStep(n)} recorded for ${wsName}/${agent}`)
+  const prevMeta = n > 1 ? await readStepMeta(ws, agent, n - 1) : undefined
+  const prevBytes = n > 1 ? await readStepFile(ws, agent, n - 1, REQUEST_FILE) : undefined
+  return whyOf({ n, meta, cur, prevMeta, prevBytes })
+}
+
+/** The report from what was read: the previous record read back as the hold reads it. */
+export function whyOf({ n, meta, cur, prevMeta, prevBytes }: WhyInput): WhyReport {
+  const dialect = dialectByName(meta.dialect)
+  // A faulty previous record is said, not compared.
+  let prev: JsonObject | undefined
+  let prevFault: string | undefined
+  if (n > 1) {
+    try {
+      prev = prevBytes && recordParser(dialect)(prevBytes, `step ${formatStep(n - 1)}'s request.json`)
+    } catch (err) {
+      if (!(err instanceof RecordFault)) throw err
+      prevFault = err.message
+    }
+  }
+  let moves: PrefixMoves | null = null
+  const facts: WhyFacts = { step: formatStep(n), meta }
+  if (prevFault) facts.nothingToCompare = `${prevFault}: nothing to compare`
+  else if (!prev || !prevMeta) {
+    facts.nothingToCompare =
+      n === 1
+        ? 'first step: the whole prefix is new'
+        : `step ${formatStep(n - 1)} has no record: nothing to compare`
+  } else {
+    moves = prefixMoves(dialect, prev, cur, prevMeta.cache_keying_headers, meta.cache_keying_headers)
+    facts.previous = { step: formatStep(n - 1), meta: prevMeta, moves }
+  }
+  const summary = explainStep(facts)
+  const h = meta.hold
+  return {
+    step: formatStep(n),
+    previous: prev ? formatStep(n - 1) : null,
+    moves,
+    hold: h,
+    usage: meta.usage ?? null,
+    changes: meta.changes,
+    summary,
+  }
+}

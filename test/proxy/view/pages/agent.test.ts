@@ -1,0 +1,93 @@
+/** view/pages/agent: a timeline row says compaction and the hold's verdict; the bar scale is rounded up; a failed step is marked. */
+import type { StepMeta } from '../../../../generated/meta'
+import type { StepRow } from '../../../../proxy/report/steps'
+import {
+  agentBody,
+  agentSummary,
+  barMax,
+  timelineRow,
+  timelineRowsHtml,
+  verdict,
+} from '../../../../proxy/view/pages/agent'
+import { serverLinks } from '../../../../proxy/view/links'
+
+const base: StepRow = {
+  step: '001',
+  time: '2026-01-01T00:00:00Z',
+  model: 'm',
+  status: 200,
+  outcome: 'ok',
+  held: [],
+  reordered: false,
+  hold_reason: 'first-step',
+  compaction: null,
+  input: 1,
+  cache_read: 0,
+  cache_write: 900,
+  output: 10,
+  cost_usd: 0.01,
+  saved_usd: 0,
+  ttfb_ms: 120,
+  total_ms: 300,
+  state: 'committed',
+}
+const meta = (cls?: string) =>
+  ({ request_headers: cls ? { 'x-claude-code-request-class': cls } : {} }) as unknown as StepMeta
+
+describe('a timeline row', () => {
+  it('is a compaction when its record is marked so, or (older records) Claude Code said so', () => {
+    expect(timelineRow(1, { ...base, compaction: 'after' }, meta('main')).compaction).toBe('after')
+    expect(timelineRow(1, base, meta('compaction')).compaction).toBe('request')
+    expect(timelineRow(1, base, meta('main')).compaction).toBeNull()
+    expect(timelineRow(1, base, undefined).compaction).toBeNull()
+    const html = (c: StepRow['compaction']) =>
+      timelineRowsHtml(
+        { ws: 'w', agent: 'a' },
+        [timelineRow(1, { ...base, compaction: c }, undefined)],
+        1000,
+        serverLinks,
+      ).text
+    expect(html('request')).toContain('<span class="tag">compaction</span>')
+    expect(html('after')).toContain('<span class="tag">compacted</span>')
+  })
+
+  it('shows the hold’s verdict: held tools, or the reason', () => {
+    expect(verdict({ held: ['a', 'b'], hold_reason: 'x' }).text).toContain('held 2')
+    expect(verdict({ held: [], hold_reason: 'system-changed' }).text).toContain('system-changed')
+    expect(verdict({ held: [], hold_reason: 'applied', reordered: true }).text).toContain('held (reordered)')
+  })
+
+  it('marks a provider error and an unpriced step', () => {
+    const rows = [timelineRow(1, { ...base, status: 529, cost_usd: null }, undefined)]
+    const html = timelineRowsHtml({ ws: 'w', agent: 'a' }, rows, 1000, serverLinks).text
+    expect(html).toContain('<span class="bad">529</span>')
+    expect(html).toContain('unpriced')
+    expect(html).toContain('href="/ui/w/w/a/a/s/001"')
+  })
+})
+
+describe('the agent page', () => {
+  it('scales bars to the largest step rounded up, and lists loaded tools', () => {
+    expect(barMax([timelineRow(1, base, undefined)])).toBe(1000)
+    const html = agentBody(
+      {
+        ws: 'w',
+        agent: 'a',
+        rows: [timelineRow(1, base, undefined)],
+        tools: [{ presented: 'fs_read', client: 'fs', description: 'Read a file' }],
+      },
+      serverLinks,
+    ).text
+    expect(html).toContain('fs_read')
+    expect(html).toContain('id="agent-steps"')
+  })
+
+  it('counts a held reorder among the held steps', () => {
+    const rows = [
+      timelineRow(1, base, undefined),
+      timelineRow(2, { ...base, step: '002', held: ['x'], hold_reason: 'applied' }, undefined),
+      timelineRow(3, { ...base, step: '003', reordered: true, hold_reason: 'applied' }, undefined),
+    ]
+    expect(agentSummary({ ws: 'w', agent: 'a', rows, tools: [] }).text).toContain('(2 held steps)')
+  })
+})
