@@ -237,7 +237,7 @@ describe('a power cut that took the newest pack', () => {
       fs.truncateSync(file, 0)
     }
     server = await serve()
-    expect(server.stderr()).toMatch(/moved aside to .*damaged-packs/)
+    expect(server.stderr()).toMatch(/moved aside to .*damaged\/packs/)
     expect(server.stderr()).toMatch(/moved back to [0-9a-f]{12}/)
     expect(branch('cut')).toEqual(['001', '002', '003'])
     expect(requestAt('cut', '003')).toBe(receivedBy('"content":"p3')[0])
