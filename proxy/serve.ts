@@ -1,14 +1,16 @@
 /**
- * `holdfast serve` as a function: take the home lock, clear stale ref locks, commit journal steps
- * a crash left uncommitted, listen, write serve.json; `close` finishes in-flight steps and
- * commits, then releases everything. Invariant: recovery commits every recorded step in step
- * order before the first new request is accepted.
+ * `holdfast serve` as a function: take the home lock, make the home's token when none is
+ * configured, clear stale ref locks, commit journal steps a crash left uncommitted, listen, write
+ * serve.json; `close` waits for in-flight steps at most `timeouts.shutdown_ms` (then aborts them,
+ * recorded as interrupted), finishes the commits, then releases everything. Invariant: recovery
+ * commits every recorded step in step order before the first new request is accepted.
  */
 import path from 'node:path'
 import { configuredToken, loadConfig, type HoldfastConfig } from './store/config'
 import { homePaths } from './store/home'
 import { recoverWorkspace } from './record/recover'
 import { takeHomeLock, writeServeInfo, removeServeInfo } from './store/serve-lock'
+import { ensureTokenFile, exposedSecrets } from './store/token'
 import { listWorkspaces, Workspace } from './store/workspace'
 import { configWarnings } from './store/config-lineage'
 import { syncRegistrations } from './tools/registration'
@@ -38,16 +40,20 @@ export interface RunningServer {
   url: string
   port: number
   ctx: ServerContext
+  /** Stop: new steps refused, in-flight ones waited for at most `timeouts.shutdown_ms`, then cut. */
   close(): Promise<void>
 }
+
+/** How long `close` waits for in-flight steps before it aborts them (`timeouts.shutdown_ms`). */
+export const SHUTDOWN_MS = 20_000
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const config = opts.config ?? loadConfig(opts.home)
   const host = opts.host ?? config.listen.host
   const port = opts.port ?? config.listen.port
-  const token = configuredToken(config)
+  const configured = configuredToken(config)
   const loopback = isLoopbackBind(host)
-  if (!loopback && !token) {
+  if (!loopback && !configured) {
     throw new Error(
       `binding ${host} (off loopback) requires a token: set token in holdfast.yaml or HOLDFAST_TOKEN`,
     )
@@ -57,6 +63,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   let upstream: Upstream | undefined
   let plugins: PluginHost | undefined
   try {
+    // Without a configured token, the home's own (made at the first start) guards the admin
+    // surface, the MCP endpoint and the rows that add the operator's key (proxy/access.ts).
+    const token = configured ?? ensureTokenFile(opts.home)
+    for (const warning of exposedSecrets(opts.home)) opts.log.warn(warning)
     for (const name of await listWorkspaces(opts.home)) {
       // A workspace that cannot be recovered is reported and skipped: it never stops serve.
       try {
@@ -98,6 +108,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     })
     const server = createServer(ctx, {
       token,
+      strict: configured !== undefined,
       public: !loopback,
       origins: new Set(config.browser_origins ?? []),
     })
@@ -112,6 +123,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     })
     let closing: Promise<void> | undefined
     const up = upstream
+    const shutdownMs = config.timeouts?.shutdown_ms ?? SHUTDOWN_MS
     return {
       url,
       port: addr.port,
@@ -122,7 +134,16 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           const closed = new Promise<void>((r) => server.close(() => r()))
           server.closeIdleConnections()
           await ctx.closeTools()
-          await ctx.drain()
+          const cut = await ctx.drain(shutdownMs)
+          if (cut.aborted > 0)
+            opts.log.warn(
+              { aborted: cut.aborted, shutdown_ms: shutdownMs },
+              `stopped waiting after ${shutdownMs} ms: ${cut.aborted} request${cut.aborted === 1 ? '' : 's'} in flight aborted (steps recorded as interrupted, SHUTDOWN_TIMEOUT)`,
+            )
+          if (cut.uncommitted)
+            opts.log.warn(
+              'some answered steps are not committed yet: they stay in the journal, and the next start commits them',
+            )
           await ctx.plugins.close()
           server.closeAllConnections()
           await closed
