@@ -20,6 +20,7 @@ import { registerClients } from './clients'
 import { registerTypes } from './types'
 import { registerHooks } from './hooks'
 import { registerReplay } from './replay'
+import { registerRecover } from './recover'
 
 type Register = (program: Command) => void
 
@@ -40,6 +41,7 @@ export const REGISTER: Readonly<Record<(typeof COMMANDS)[number]['name'], Regist
   types: registerTypes,
   hooks: registerHooks,
   replay: registerReplay,
+  recover: registerRecover,
 }
 
 /** The program with every command registered. */

@@ -4,27 +4,18 @@
  * chain. Invariant: steps of one agent get contiguous numbers and are committed in step order.
  * (The previous record the hold reads lives with the record: record/previous.)
  */
+import { HoldfastError } from './core/errors'
 import { formatStep } from './core/naming'
-import type { CommitJob } from './record'
-import { readJournal } from './record/journal'
-import type { Committer } from './store/committer'
+import type { CommitJob } from './record/commit-job'
+import type { FinishSummary } from './record/finish'
+import { Mutex } from './core/mutex'
+import { readJournal } from './record/journal-read'
+import { pendingJobs } from './record/recover'
+import { reservedUpTo } from './record/quarantine'
+import type { HoldfastConfig } from './store/config'
+import type { Committer } from './record/committer'
 import type { Workspace } from './store/workspace'
 import type { Logger } from './log'
-
-/** A promise-chain mutex: `run` calls are executed one at a time, in call order. */
-export class Mutex {
-  private tail: Promise<void> = Promise.resolve()
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.tail.then(fn, fn)
-    // The tail keeps no result: an idle agent's lock held its last step's request alive (its raw
-    // and held bytes: 1 MB each for a 1 MB request), once per agent that ever sent one.
-    this.tail = next.then(
-      () => undefined,
-      () => undefined,
-    )
-    return next
-  }
-}
 
 /**
  * The answered steps of a server whose commit has not landed yet, all agents together. While `limit` are
@@ -64,6 +55,8 @@ export class AgentState {
   private chain: Promise<void> = Promise.resolve()
   /** Settles when every queued commit has been handed to the committer, in step order. */
   private submitted: Promise<unknown> = Promise.resolve()
+  /** Steps queued whose commit has not landed (or failed) yet. */
+  private readonly queued = new Set<number>()
   /** Set when a commit failed for good: later steps stay in the journal until a restart recovers them. */
   stalled: Error | undefined
   private initialized: Promise<void> | undefined
@@ -76,6 +69,8 @@ export class AgentState {
     /** Merge the workspace's packs, once quiet, after this many step commits (0: never). */
     private readonly maintainAfter = 0,
     private readonly backlog?: CommitBacklog,
+    /** holdfast.yaml `prices`, to finish steps a crash or a fault left in the journal. */
+    private readonly prices?: HoldfastConfig['prices'],
   ) {}
 
   /** Called when step `n` (and every step before it) is committed. */
@@ -86,13 +81,31 @@ export class AgentState {
     return `${this.ws.name}\0${this.name}`
   }
 
-  /** Number from the journal and the branch, whichever is further (the journal may be pruned). */
+  /**
+   * Number from the journal and the branch, whichever is further (the journal may be pruned). A
+   * start that fails (the workspace cannot be created, the journal cannot be read: a full or
+   * read-only disk) refuses the step with RECORD_WRITE_FAILED and is tried again by the next one.
+   */
   init(): Promise<void> {
     this.initialized ??= (async () => {
-      await this.ws.ensure()
-      const journal = [...readJournal(this.journalDir).keys()]
-      this.committed = await this.ws.committedSteps(this.name)
-      this.next = Math.max(this.committed, journal[journal.length - 1] ?? 0) + 1
+      try {
+        await this.ws.ensure()
+        // Any number the journal gave out counts, a damaged frame's included: none is given twice.
+        const read = readJournal(this.journalDir)
+        this.committed = await this.ws.committedSteps(this.name)
+        // A number quarantine names (damaged, or kept aside by an older holdfast) is not given again.
+        this.next = Math.max(this.committed, read.highest, reservedUpTo(this.ws, this.name)) + 1
+        // Steps a fault kept from their commit at start go first, in order, before any new one.
+        for (const job of pendingJobs(this.name, read, this.committed, this.prices))
+          void this.queueCommit(job.n, Promise.resolve(job))
+      } catch (err) {
+        this.initialized = undefined
+        throw new HoldfastError(
+          'RECORD_WRITE_FAILED',
+          `the records of ${this.ws.name}/${this.name} cannot be opened (${(err as Error).message}); nothing was sent`,
+          { cause: err },
+        )
+      }
     })()
     return this.initialized
   }
@@ -121,10 +134,16 @@ export class AgentState {
   /**
    * Queue step `n`'s commit: it is submitted once `finished` settles and every earlier step was
    * submitted, so the committer receives an agent's steps in order (it keeps that order, batches,
-   * and retries a branch it cannot move). Returns a promise settling when the commit has landed,
-   * or failed for good (then this agent's later steps stay in the journal until a restart).
+   * and waits out a disk fault). `onFinished` hears the finish's summary. Returns a promise
+   * settling when the commit has landed, or failed for good (then this agent's later steps stay
+   * in the journal until `holdfast recover` or a restart commits them).
    */
-  queueCommit(n: number, finished: Promise<CommitJob>): Promise<void> {
+  queueCommit(
+    n: number,
+    finished: Promise<CommitJob>,
+    onFinished?: (summary: FinishSummary) => void,
+  ): Promise<void> {
+    this.queued.add(n)
     const submitted = this.submitted.then(() => finished.catch(() => undefined))
     this.submitted = submitted
     // Counted from the answer (finish) to the landing: a step still in flight upstream is not backlog.
@@ -146,12 +165,15 @@ export class AgentState {
       }
       const t0 = Date.now()
       try {
-        await this.committer.commit(this.ws.home, this.ws.name, job, this.maintainAfter)
+        await this.committer.commit(this.ws.home, this.ws.name, job, {
+          maintainAfter: this.maintainAfter,
+          onFinished,
+        })
       } catch (err) {
         this.stalled ??= err instanceof Error ? err : new Error(String(err))
         this.log.error(
           { ws: this.ws.name, agent: this.name, step: formatStep(n), err: String(err) },
-          "commit failed; this agent's later steps stay in the journal until holdfast restarts",
+          "commit failed; this agent's later steps stay in the journal until holdfast recover or a restart commits them",
         )
         return
       }
@@ -163,10 +185,30 @@ export class AgentState {
       this.onCommitted(this.committed)
     })
     void landed.finally(() => {
+      this.queued.delete(n)
       if (counted) this.backlog?.done()
     })
     this.chain = Promise.all([this.chain, landed]).then(() => undefined)
     return landed
+  }
+
+  /**
+   * Queue again, in order, every journal step not on the branch (`holdfast recover`): a commit that
+   * failed for good left them there. A step queued twice is committed once (the committer skips a
+   * step its branch has).
+   */
+  async requeue(): Promise<number> {
+    await this.init()
+    return this.lock.run(async () => {
+      this.stalled = undefined
+      this.committed = await this.ws.committedSteps(this.name)
+      // A step still on its way (forwarding, or queued) is not taken from the journal half-done.
+      const jobs = pendingJobs(this.name, readJournal(this.journalDir), this.committed, this.prices).filter(
+        (j) => !this.queued.has(j.n),
+      )
+      for (const job of jobs) void this.queueCommit(job.n, Promise.resolve(job))
+      return jobs.length
+    })
   }
 
   /** Settles when every queued commit has run. */

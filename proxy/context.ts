@@ -6,7 +6,7 @@
 import { packageVersion } from './package-root'
 import { CACHE_TTL_MS, LONG_CACHE_TTL_MS } from './core/hold'
 import type { HoldfastConfig } from './store/config'
-import { type Committer, WorkerCommitter } from './store/committer'
+import { type Committer, WorkerCommitter } from './record/committer'
 import { Workspace } from './store/workspace'
 import { ConfigReader } from './store/config-lineage'
 import type { ToolHosts } from './tools/hosts'
@@ -112,7 +112,15 @@ export class ServerContext {
     const key = `${ws}\0${name}`
     let a = this.agents.get(key)
     if (!a) {
-      a = new AgentState(this.workspace(ws), name, this.log, this.committer, this.gcEvery, this.backlog)
+      a = new AgentState(
+        this.workspace(ws),
+        name,
+        this.log,
+        this.committer,
+        this.gcEvery,
+        this.backlog,
+        this.config.prices,
+      )
       const agent = a
       a.onCommitted = (n) => this.records.committed(agent, n)
       this.agents.set(key, a)

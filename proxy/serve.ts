@@ -5,12 +5,12 @@
  * recorded as interrupted), finishes the commits, then releases everything. Invariant: recovery
  * commits every recorded step in step order before the first new request is accepted.
  */
-import path from 'node:path'
 import { configuredToken, loadConfig, type HoldfastConfig } from './store/config'
-import { homePaths } from './store/home'
-import { recoverWorkspace } from './record/recover'
+import { describeRecovery, recoverWorkspace } from './record/recover'
 import { takeHomeLock, writeServeInfo, removeServeInfo } from './store/serve-lock'
-import { ensureTokenFile, exposedSecrets } from './store/token'
+import { isTransientFault, faultCode } from './store/faults'
+import { homePaths } from './store/home'
+import { ensureTokenFile, exposedSecrets, newToken } from './store/token'
 import { listWorkspaces, Workspace } from './store/workspace'
 import { configWarnings } from './store/config-lineage'
 import { syncRegistrations } from './tools/registration'
@@ -47,6 +47,25 @@ export interface RunningServer {
 /** How long `close` waits for in-flight steps before it aborts them (`timeouts.shutdown_ms`). */
 export const SHUTDOWN_MS = 20_000
 
+/**
+ * The home's token for this serve: `<home>/token`, made when missing. A disk that refuses the
+ * first write (full, read-only, failing) does not stop serve: this run keeps a token in memory,
+ * which no client knows — the admin surface, the MCP endpoint and the rows that add the
+ * operator's key refuse everyone until a restart with room — and says so.
+ */
+function serveToken(home: string, log: Logger): string {
+  try {
+    return ensureTokenFile(home)
+  } catch (err) {
+    if (!isTransientFault(err)) throw err
+    log.error(
+      { err: String(err) },
+      `could not write ${homePaths.token(home)} (${faultCode(err)}): until a restart with room on the disk, the admin surface, the MCP endpoint and the rows that add the operator's key refuse every request (the token is in memory only)`,
+    )
+    return newToken()
+  }
+}
+
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const config = opts.config ?? loadConfig(opts.home)
   const host = opts.host ?? config.listen.host
@@ -65,23 +84,16 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   try {
     // Without a configured token, the home's own (made at the first start) guards the admin
     // surface, the MCP endpoint and the rows that add the operator's key (proxy/access.ts).
-    const token = configured ?? ensureTokenFile(opts.home)
+    const token = configured ?? serveToken(opts.home, opts.log)
     for (const warning of exposedSecrets(opts.home)) opts.log.warn(warning)
+    const waiting: { ws: string; agent: string }[] = []
     for (const name of await listWorkspaces(opts.home)) {
       // A workspace that cannot be recovered is reported and skipped: it never stops serve.
       try {
         const ws = new Workspace(opts.home, name)
         const r = await recoverWorkspace(ws, opts.log, config.prices) // ensure() installs or refreshes the hook
-        if (r.quarantined.length > 0) {
-          opts.log.warn(
-            {
-              ws: name,
-              quarantined: r.quarantined.length,
-              dir: path.join(homePaths.quarantine(opts.home), name),
-            },
-            `moved ${r.quarantined.length} journal entr${r.quarantined.length === 1 ? 'y' : 'ies'} of ${name} that could not be committed aside (first: ${r.quarantined[0]?.agent}/${r.quarantined[0]?.step}: ${r.quarantined[0]?.reason})`,
-          )
-        }
+        for (const { level, line } of describeRecovery(name, r)) opts.log[level]({ ws: name }, line)
+        for (const w of r.waiting) waiting.push({ ws: name, agent: w.agent })
         logHookInstall(opts.log, name, ws.hookInstall)
         for (const warning of await configWarnings(ws.repo, config.providers)) {
           opts.log.warn({ ws: name }, `roles: ${warning}; requests using that role are refused`)
@@ -112,6 +124,14 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       public: !loopback,
       origins: new Set(config.browser_origins ?? []),
     })
+    // Steps a fault kept in the journal are committed by the worker as soon as the disk allows.
+    for (const w of waiting)
+      ctx
+        .agent(w.ws, w.agent)
+        .init()
+        .catch((err: unknown) =>
+          opts.log.warn({ ws: w.ws, agent: w.agent, err: String(err) }, 'steps waiting in the journal'),
+        )
     const addr = await listen(server, host, port)
     const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
     const url = `http://${shownHost}:${addr.port}`

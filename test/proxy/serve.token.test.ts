@@ -3,7 +3,8 @@
  * token makes `<home>/token` (0600), every later start uses it; a configured token (holdfast.yaml
  * or HOLDFAST_TOKEN) makes none and is the one required everywhere; binding off loopback still
  * needs a configured token (the file's is not enough); serve warns once at start when
- * holdfast.yaml or the token file is open to group or others.
+ * holdfast.yaml or the token file is open to group or others; a disk that refuses the token file
+ * does not stop serve (it keeps one in memory that no client knows, and says so).
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -39,13 +40,13 @@ const health = (url: string, token?: string) =>
     (r) => r.status,
   )
 
-/** A logger whose warnings are kept. */
-function warnings(): { log: pino.Logger; said: string[] } {
+/** A logger whose warnings (or errors) are kept. */
+function warnings(level = 40): { log: pino.Logger; said: string[] } {
   const said: string[] = []
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
       const line = JSON.parse(chunk.toString()) as { level: number; msg: string }
-      if (line.level === 40) said.push(line.msg)
+      if (line.level === level) said.push(line.msg)
       done()
     },
   })
@@ -124,3 +125,40 @@ it("refuses to bind off loopback with only the home's token file: a public bind 
     }
   },
 )
+
+it('starts when the disk refuses the token file, keeping a token no client knows, and says so', async () => {
+  writeConfig(home, configFor(fake))
+  // The disk refuses the token file (and only it: serve's other files are another matter).
+  const open = fs.openSync
+  const spy = jest.spyOn(fs, 'openSync').mockImplementation((file, ...rest) => {
+    if (String(file).startsWith(tokenFile()))
+      throw Object.assign(new Error('ENOSPC: no space left on device, open'), { code: 'ENOSPC' })
+    return open(file, ...rest)
+  })
+  const errors = warnings(50)
+  let s
+  try {
+    s = await startServer({ home, port: 0, log: errors.log })
+  } finally {
+    spy.mockRestore()
+  }
+  try {
+    expect(fs.existsSync(tokenFile())).toBe(false)
+    expect(errors.said).toEqual([
+      expect.stringMatching(/^could not write .*token \(ENOSPC\): until a restart/),
+    ])
+    expect(await health(s.url)).toBe(401)
+    const step = await rawFetch(`${s.url}/w/default/a/main/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({
+        model: 'claude-fake-1',
+        max_tokens: 8,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    })
+    expect(step.status).toBe(200) // the main job goes on: a row without api_key_env needs no token
+  } finally {
+    await s.close()
+  }
+})
