@@ -79,7 +79,7 @@ async function locally(home: string, ws: string): Promise<{ lines: string[]; jso
   }
   try {
     const config = loadConfig(home)
-    const workspace = new Workspace(home, ws)
+    const workspace = new Workspace(home, ws, { durable: config.journal?.fsync === true })
     if (!workspace.exists()) throw new CliError(`no workspace "${ws}" in ${home}`)
     const r = await recoverWorkspace(workspace, createLogger('silent'), config.prices)
     const q = await recoverQuarantine(workspace)

@@ -122,13 +122,32 @@ export class AgentState {
    * returns (a refused step leaves no gap).
    */
   async critical<T>(fn: (n: number) => T | Promise<T>): Promise<T> {
-    await this.init()
-    return this.lock.run(async () => {
-      const n = this.next
-      const out = await fn(n)
-      this.next = n + 1
-      return out
-    })
+    this.busy++ // counted at once: an agent being numbered is never forgotten under it
+    try {
+      await this.init()
+      return await this.lock.run(async () => {
+        const n = this.next
+        const out = await fn(n)
+        this.next = n + 1
+        return out
+      })
+    } finally {
+      this.busy--
+      this.lastUsed = Date.now()
+    }
+  }
+
+  /** Sections running, or waiting for the lock (critical, requeue). */
+  private busy = 0
+  /** When the agent last numbered a step or saw a commit land (ms since the epoch). */
+  private lastUsed = Date.now()
+
+  /**
+   * Whether the agent has been idle since `now - idleMs`: nothing being numbered, no commit queued
+   * or in flight. An idle agent may be forgotten (its state is all on disk: the next step reads it).
+   */
+  idleFor(idleMs: number, now = Date.now()): boolean {
+    return this.busy === 0 && this.queued.size === 0 && now - this.lastUsed >= idleMs
   }
 
   /**
@@ -186,6 +205,7 @@ export class AgentState {
     })
     void landed.finally(() => {
       this.queued.delete(n)
+      this.lastUsed = Date.now()
       if (counted) this.backlog?.done()
     })
     this.chain = Promise.all([this.chain, landed]).then(() => undefined)
@@ -198,6 +218,15 @@ export class AgentState {
    * step its branch has).
    */
   async requeue(): Promise<number> {
+    this.busy++
+    try {
+      return await this.requeueLocked()
+    } finally {
+      this.busy--
+    }
+  }
+
+  private async requeueLocked(): Promise<number> {
     await this.init()
     return this.lock.run(async () => {
       this.stalled = undefined

@@ -52,8 +52,9 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
       await plugins.settled(f)
       return
     }
-    const agent = ctx.agent(who.workspace, who.agent)
     await ctx.backlog.room()
+    // Taken after the wait and numbered at once: an idle agent forgotten meanwhile is made again.
+    const agent = ctx.agent(who.workspace, who.agent)
     step = await agent.critical(async (n) => {
       const held = hold(ctx, request, composed, await ctx.records.previous(agent, n, request.dialect))
       return record(ctx, request, who, route, held, agent, n)

@@ -90,7 +90,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     for (const name of await listWorkspaces(opts.home)) {
       // A workspace that cannot be recovered is reported and skipped: it never stops serve.
       try {
-        const ws = new Workspace(opts.home, name)
+        const ws = new Workspace(opts.home, name, { durable: config.journal?.fsync === true })
         const r = await recoverWorkspace(ws, opts.log, config.prices) // ensure() installs or refreshes the hook
         for (const { level, line } of describeRecovery(name, r)) opts.log[level]({ ws: name }, line)
         for (const w of r.waiting) waiting.push({ ws: name, agent: w.agent })

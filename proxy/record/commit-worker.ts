@@ -44,6 +44,8 @@ export type CommitReply =
 export interface CommitWorkerData {
   /** After this long with no message unanswered, one full collection of the worker's heap (0 = never). */
   idleCollectMs: number
+  /** Packs and refs flushed to the disk before a commit is answered (holdfast.yaml `journal.fsync`). */
+  durable?: boolean
 }
 /** The worker's own heap (its isolate), in bytes as `process.memoryUsage()` says them, and how long its last idle collection and trim took. */
 export type WorkerMemory = Pick<
@@ -245,7 +247,8 @@ if (parentPort) {
   const port = parentPort
   const queues = new Map<string, Queue>()
   // Every request is answered once: from a request to its answer, it is in flight.
-  const idle = new IdleCollector((workerData as CommitWorkerData | null)?.idleCollectMs ?? IDLE_COLLECT_MS)
+  const data = workerData as CommitWorkerData | null
+  const idle = new IdleCollector(data?.idleCollectMs ?? IDLE_COLLECT_MS)
   // Answers go together: all those given in one turn (a message's, a batch's) as one message.
   let outbox: CommitReply[] = []
   const flush = (): void => {
@@ -268,7 +271,7 @@ if (parentPort) {
       queues.set(
         key,
         (q = {
-          ws: new Workspace(home, ws),
+          ws: new Workspace(home, ws, { durable: data?.durable === true }),
           jobs: [],
           running: false,
           writing: 0,

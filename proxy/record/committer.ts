@@ -42,11 +42,17 @@ export interface Committer {
 
 export class InlineCommitter implements Committer {
   private readonly workspaces = new Map<string, { ws: Workspace; lock: Mutex }>()
+  /** `durable`: packs and refs flushed to the disk before a commit resolves. */
+  constructor(private readonly durable = false) {}
   /** One commit at a time per workspace, in call order, as the worker runs them. */
   commit(home: string, ws: string, job: CommitJob, options: CommitOptions = {}): Promise<string> {
     const key = `${home}\0${ws}`
     let w = this.workspaces.get(key)
-    if (!w) this.workspaces.set(key, (w = { ws: new Workspace(home, ws), lock: new Mutex() }))
+    if (!w)
+      this.workspaces.set(
+        key,
+        (w = { ws: new Workspace(home, ws, { durable: this.durable }), lock: new Mutex() }),
+      )
     const workspace = w.ws
     const finished = finishedHalf(job)
     options.onFinished?.(summaryOf(finished.meta))
@@ -116,13 +122,19 @@ export class WorkerCommitter implements Committer {
   private outbox: CommitRequest[] = []
   private flushing: NodeJS.Immediate | undefined
 
-  /** `idleCollectMs`: the worker's own idle collection (holdfast.yaml `limits.idle_collect_ms`). */
-  constructor(private readonly idleCollectMs = IDLE_COLLECT_MS) {}
+  /**
+   * `idleCollectMs`: the worker's own idle collection (holdfast.yaml `limits.idle_collect_ms`);
+   * `durable`: packs and refs flushed to the disk before a commit is answered (`journal.fsync`).
+   */
+  constructor(
+    private readonly idleCollectMs = IDLE_COLLECT_MS,
+    private readonly durable = false,
+  ) {}
 
   private ensure(): Worker {
     if (this.worker) return this.worker
     const { file, execArgv } = workerEntry()
-    const workerData: CommitWorkerData = { idleCollectMs: this.idleCollectMs }
+    const workerData: CommitWorkerData = { idleCollectMs: this.idleCollectMs, durable: this.durable }
     const worker = new Worker(file, { execArgv, resourceLimits: WORKER_LIMITS, workerData })
     worker.on('message', (replies: CommitReply[]) => {
       for (const m of replies) {

@@ -75,7 +75,7 @@ export class Records {
         bytes = await readCommittedFile(agent.ws, agent.name, n - 1, REQUEST_FILE)
         const m = bytes && (await readCommittedFile(agent.ws, agent.name, n - 1, META_FILE))
         meta = m ? (JSON.parse(m.toString('utf8')) as StepMeta) : undefined
-        if (!bytes) {
+        if (!bytes && n - 1 > agent.committed) {
           // Not committed yet and not written by this serve: a step a fault kept in the journal.
           const left = readJournal(agent.journalDir).steps.get(n - 1)
           bytes = left?.request
@@ -157,6 +157,13 @@ export class Records {
       if (placed.size === 0) this.placed.delete(agent.key)
     }
     this.journal.agent(agent.journalDir).committed(n)
+  }
+
+  /** Forget what is kept of an idle agent (its journal's open files, places, previous request). */
+  forget(agent: AgentState): void {
+    this.placed.delete(agent.key)
+    this.previousRecords.forget(agent.key)
+    this.journal.forget(agent.journalDir)
   }
 
   close(): void {

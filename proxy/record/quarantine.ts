@@ -3,7 +3,8 @@
  * accounts for (`damaged/<segment>@<offset>[-<NNN>].bin`, byte for byte, with a `.txt` saying what
  * they are), and whole entries of an agent whose name can never be a branch (`<NNN>/` with the
  * step's files and `reason.txt`; older holdfast versions also put entries here they could not
- * commit). Invariant: every number named here counts as given out (`reservedUpTo`); nothing here
+ * commit), and `lost-<from>-<to>.txt` for steps a power cut took from a branch. Invariant: every
+ * number named here counts as given out (`reservedUpTo`); nothing here
  * is removed until `holdfast recover` has committed it (to `agents/<agent>.recovered`, numbers
  * kept, so no live branch is renumbered).
  */
@@ -92,11 +93,26 @@ function names(dir: string): string[] {
   }
 }
 
+/**
+ * Note that `agent`'s steps `from`..`to` were given out and lost (a power cut took the objects of
+ * its branch's tip): `lost-<from>-<to>.txt`, so those numbers are never given again.
+ */
+export function reserveLost(ws: Workspace, agent: string, from: number, to: number, why: string): string {
+  const base = agentDir(ws, agent)
+  fs.mkdirSync(base, { recursive: true })
+  const file = path.join(base, `lost-${formatStep(from)}-${formatStep(to)}.txt`)
+  fs.writeFileSync(file, `${new Date().toISOString()} ${why}\n`, { flag: 'a' })
+  return file
+}
+
 /** The highest step number the quarantine of `agent` names (0 when none): never given again. */
 export function reservedUpTo(ws: Workspace, agent: string): number {
   let max = 0
   const base = agentDir(ws, agent)
-  for (const name of names(base)) max = Math.max(max, parseStep(name.split('.')[0] ?? '') ?? 0)
+  for (const name of names(base)) {
+    const lost = /^lost-\d{3,}-(\d{3,})\.txt$/.exec(name)
+    max = Math.max(max, parseStep(lost ? (lost[1] as string) : (name.split('.')[0] ?? '')) ?? 0)
+  }
   for (const name of names(path.join(base, 'damaged'))) {
     const m = /-(\d{3,})\.bin$/.exec(name)
     max = Math.max(max, (m && parseStep(m[1] as string)) ?? 0)

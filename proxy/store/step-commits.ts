@@ -244,7 +244,12 @@ async function findStep(repo: Repo, agent: string, tip: string, n: number): Prom
  * step sent again, after a worker restart): it is not committed twice. Throws only when nothing
  * could be written (then nothing moved).
  */
-export async function commitSteps(repo: Repo, steps: readonly StepToCommit[]): Promise<Committed> {
+export async function commitSteps(
+  repo: Repo,
+  steps: readonly StepToCommit[],
+  /** `durable`: packs and refs flushed to the disk (holdfast.yaml `journal.fsync`). */
+  options: { durable?: boolean } = {},
+): Promise<Committed> {
   const byAgent = new Map<string, StepToCommit[]>()
   for (const s of steps) byAgent.set(s.agent, [...(byAgent.get(s.agent) ?? []), s])
   const result: Committed = { oids: new Map(), failed: new Map() }
@@ -266,11 +271,16 @@ export async function commitSteps(repo: Repo, steps: readonly StepToCommit[]): P
       const commits = await buildAgent(repo, agent, fresh, parent, objects)
       moves.push({ agent, tip, commits, steps: fresh })
     }
-    writePack(repo.gitdir, objects)
+    writePack(repo.gitdir, objects, options)
     const retry: string[] = []
     for (const m of moves) {
       try {
-        await casRef(repo, agentRef(m.agent), m.commits[m.commits.length - 1] as string, m.tip)
+        const last = m.steps[m.steps.length - 1] as StepToCommit
+        await casRef(repo, agentRef(m.agent), m.commits[m.commits.length - 1] as string, m.tip, {
+          durable: options.durable,
+          // The trail a start follows back when a power cut took the tip's objects.
+          reflog: stepSubject(m.agent, last.n, last.model),
+        })
         m.steps.forEach((s, i) => result.oids.set(`${s.agent}/${s.n}`, m.commits[i] as string))
       } catch (err) {
         // Someone else moved the branch between our read and our swap: build on their tip.

@@ -59,6 +59,8 @@ describe('holdfast recover, with no serve running', () => {
     const r = await runCli(['recover', 'proj', '--home', home, '--json'])
     expect(r.code).toBe(0)
     expect(JSON.parse(r.stdout)).toEqual({
+      packs: [],
+      rewound: [],
       committed: 0,
       waiting: [],
       damaged: [],

@@ -210,3 +210,35 @@ describe('a damaged journal', () => {
     expect(JSON.parse(git(repo(), 'show', 'agents/flip:steps/flip/003/meta.json')).outcome).toBe('not_sent')
   })
 })
+
+describe('a power cut that took the newest pack', () => {
+  it('leaves the workspace serving: the pack set aside, the branch moved back, the steps the journal holds committed again', async () => {
+    writeConfig(home, configFor(fake, { journal: { fsync: true } }))
+    server = await serve()
+    for (const [i, t] of ['p1', 'p2', 'p3'].entries()) {
+      expect((await post('cut', t)).status).toBe(200)
+      await eventually(() => branch('cut').length === i + 1, 30_000)
+    }
+    await server.kill('SIGKILL')
+    // What ext4 shows after a cut that came before the newest pack reached the disk: empty files.
+    const packDir = path.join(repo(), 'objects', 'pack')
+    const newest = fs
+      .readdirSync(packDir)
+      .filter((f) => f.endsWith('.pack'))
+      .map((f) => ({ f, t: fs.statSync(path.join(packDir, f)).mtimeMs }))
+      .sort((a, b) => b.t - a.t)[0]!.f
+    for (const ext of ['.pack', '.idx']) {
+      const file = path.join(packDir, newest.replace(/\.pack$/, ext))
+      fs.chmodSync(file, 0o644)
+      fs.truncateSync(file, 0)
+    }
+    server = await serve()
+    expect(server.stderr()).toMatch(/moved aside to .*damaged-packs/)
+    expect(server.stderr()).toMatch(/moved back to [0-9a-f]{12}/)
+    expect(branch('cut')).toEqual(['001', '002', '003'])
+    expect(requestAt('cut', '003')).toBe(receivedBy('"content":"p3')[0])
+    expect((await post('cut', 'p4')).status).toBe(200)
+    await eventually(() => branch('cut').length === 4, 30_000)
+    expect(git(repo(), 'fsck', '--strict', '--no-dangling')).toBe('')
+  })
+})
