@@ -1,7 +1,8 @@
 /**
  * The only socket code: node:http in; it reads the request head, guards it, and hands off — a
  * recorded request (or count_tokens) to the pipeline, the rest of `/v1/` to pass-through, the
- * `/_holdfast/` admin surface and the MCP endpoint to theirs.
+ * `/_holdfast/` admin surface and the MCP endpoint to theirs; what never becomes a request (a
+ * parser refusal, CONNECT, a bogus Expect) to edge.ts, which answers on the socket.
  * Invariant: every request is guarded (Host, token, Origin) before anything else; a refused or
  * malformed request changes nothing on disk.
  */
