@@ -26,9 +26,13 @@ const KEY_HEADERS = ['x-api-key', 'authorization'] as const
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest()
 
+/** The token's own digest, made once (a serve has one token). */
+let wanted: { token: string; digest: Buffer } | undefined
+
 /** Constant-time equality (both sides hashed first: a length says nothing either). */
 function same(given: string, want: string): boolean {
-  return timingSafeEqual(digest(given), digest(want))
+  if (wanted?.token !== want) wanted = { token: want, digest: digest(want) }
+  return timingSafeEqual(digest(given), wanted.digest)
 }
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)
@@ -49,11 +53,15 @@ export function tokenKeyHeaders(token: string, headers: IncomingHttpHeaders): st
   })
 }
 
+/** Whether `x-holdfast-token` holds the token. */
+export function headerCarriesToken(token: string, headers: IncomingHttpHeaders): boolean {
+  const own = first(headers['x-holdfast-token'])
+  return own !== undefined && same(own, token)
+}
+
 /** Whether the request carries the token: in x-holdfast-token, or as its API key. */
 export function carriesToken(token: string, headers: IncomingHttpHeaders): boolean {
-  const own = first(headers['x-holdfast-token'])
-  if (own !== undefined && same(own, token)) return true
-  return tokenKeyHeaders(token, headers).length > 0
+  return headerCarriesToken(token, headers) || tokenKeyHeaders(token, headers).length > 0
 }
 
 /**

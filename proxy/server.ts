@@ -10,7 +10,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { HoldfastError } from './core/errors'
 import type { Dialect } from './dialects/types'
-import { carriesToken, requireRowToken, tokenKeyHeaders } from './access'
+import { headerCarriesToken, requireRowToken, tokenKeyHeaders } from './access'
 import { address, type Addressed, guard, type Guard } from './address'
 import { handleAdmin } from './admin'
 import { BODY_IDLE_MS, BODY_MIN_RATE, readBody } from './body'
@@ -117,8 +117,9 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
     }
     // The token as the client's API key is holdfast's, not a provider's: whether it came is kept,
     // the header itself goes before anything can forward or record it.
-    const tokenCarried = carriesToken(g.token, req.headers)
-    for (const name of tokenKeyHeaders(g.token, req.headers)) delete req.headers[name]
+    const asKey = tokenKeyHeaders(g.token, req.headers)
+    const tokenCarried = asKey.length > 0 || headerCarriesToken(g.token, req.headers)
+    for (const name of asKey) delete req.headers[name]
     if (a.endpoint.kind === 'step' || a.endpoint.kind === 'count_tokens' || a.endpoint.kind === 'pass')
       allowOrigin(res, req.headers)
     switch (a.endpoint.kind) {
