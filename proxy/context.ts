@@ -129,7 +129,7 @@ export class ServerContext {
   workspace(name: string): Workspace {
     let ws = this.workspaces.get(name)
     if (!ws) {
-      ws = new Workspace(this.home, name)
+      ws = new Workspace(this.home, name, { durable: this.config.journal?.fsync === true })
       this.workspaces.set(name, ws)
     }
     return ws
