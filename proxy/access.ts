@@ -83,7 +83,9 @@ export function requireToken(rule: TokenRule, headers: IncomingHttpHeaders, what
 
 /**
  * A provider row that adds the operator's key serves only requests that carried the token.
- * `carried` is what the server found before it removed the token from the key headers.
+ * `carried` is what the server found before it removed the token from the key headers. A 403, not
+ * a 401: the client may well hold a key of its own, it is not allowed this row's; and Claude Code
+ * retries a 401 with backoff for minutes before its user sees why, a 403 it shows at once.
  */
 export function requireRowToken(carried: boolean, rowName: string, row: { api_key_env?: string }): void {
   if (!row.api_key_env || carried) return

@@ -57,8 +57,8 @@ export const ERROR_CODES = {
       "The request did not carry holdfast's token where it is required: on the admin surface and the MCP endpoint, and on every request when a token is configured.",
   },
   ROW_TOKEN_REQUIRED: {
-    status: 401,
-    type: 'authentication_error',
+    status: 403,
+    type: 'permission_error',
     meaning:
       "The provider row adds the operator's key (api_key_env) and the request did not carry holdfast's token as its API key (x-api-key, Authorization: Bearer) or in x-holdfast-token.",
   },

@@ -89,14 +89,17 @@ describe("Claude Code through a row that adds the operator's key", () => {
 
   it('is refused with a key of its own and no token: nothing reaches the provider', async () => {
     fake.reset()
-    // claudeEnv's own dummy key and no token; Claude Code retries a 401 with backoff: not here.
-    const vars = { ...envVars(p.url, 'cct', 'own', undefined), CLAUDE_CODE_MAX_RETRIES: '0' }
+    // claudeEnv's own dummy key and no token. The refusal is a 403: Claude Code retries a 401 with
+    // backoff for minutes, a 403 it shows at once (no retry setting here, as its user has none).
+    const vars = envVars(p.url, 'cct', 'own', undefined)
+    const t0 = Date.now()
     const events = await oneTurn('without', vars)
+    expect(Date.now() - t0).toBeLessThan(60_000)
     // What the user reads: Claude Code's own words, then holdfast's sentence.
     expect(events.at(-1)).toMatchObject({
       type: 'result',
       is_error: true,
-      api_error_status: 401,
+      api_error_status: 403,
       result: expect.stringContaining(`provider row "anthropic" adds the operator's key`),
     })
     expect(fake.received).toHaveLength(0)

@@ -3,7 +3,7 @@
  * home's token (DESIGN §4, fourth round), driven by the real SDKs against the fake upstream: the
  * token as the SDK's own key (x-api-key, Authorization: Bearer) or in x-holdfast-token is replaced
  * by the operator's key upstream and never written; without it every endpoint of the row (recorded,
- * count_tokens, pass-through, a plugin's route) refuses with ROW_TOKEN_REQUIRED in the dialect's
+ * count_tokens, pass-through, a plugin's route) refuses with 403 ROW_TOKEN_REQUIRED in the dialect's
  * envelope and sends and writes nothing. A row without `api_key_env` serves a client's own key
  * without any token, and the token sent there as a key is taken out rather than passed on.
  */
@@ -170,7 +170,7 @@ describe("a row that adds the operator's key, with the token", () => {
 })
 
 describe("a row that adds the operator's key, without the token", () => {
-  it('refuses the SDKs with their own keys: AuthenticationError, ROW_TOKEN_REQUIRED, nothing sent or written', async () => {
+  it('refuses the SDKs with their own keys: PermissionDeniedError, ROW_TOKEN_REQUIRED, nothing sent or written', async () => {
     await keyed.settled()
     const before = listTree(keyed.home)
     const anthropic = new Anthropic({
@@ -181,28 +181,28 @@ describe("a row that adds the operator's key, without the token", () => {
     const refused = await anthropic.messages
       .create({ model: 'claude-fake-1', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })
       .catch((e: unknown) => e)
-    expect(refused).toBeInstanceOf(Anthropic.AuthenticationError)
-    const e = refused as InstanceType<typeof Anthropic.AuthenticationError>
-    expect([e.status, e.headers?.get('x-holdfast-error')]).toEqual([401, 'ROW_TOKEN_REQUIRED'])
+    expect(refused).toBeInstanceOf(Anthropic.PermissionDeniedError)
+    const e = refused as InstanceType<typeof Anthropic.PermissionDeniedError>
+    expect([e.status, e.headers?.get('x-holdfast-error')]).toEqual([403, 'ROW_TOKEN_REQUIRED'])
     expect(e.error).toEqual({
       type: 'error',
       error: {
-        type: 'authentication_error',
+        type: 'permission_error',
         message: expect.stringMatching(/^provider row "anthropic" adds the operator's key \(\$HF_ROWS_KEY\)/),
       },
     })
     await expect(
       anthropic.messages.countTokens({ model: 'claude-fake-1', messages: [{ role: 'user', content: 'hi' }] }),
-    ).rejects.toBeInstanceOf(Anthropic.AuthenticationError)
-    await expect(anthropic.models.list()).rejects.toBeInstanceOf(Anthropic.AuthenticationError)
+    ).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError)
+    await expect(anthropic.models.list()).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError)
     const openai = new OpenAI({ baseURL: `${keyed.url}/w/rows/a/own/v1`, apiKey: CLIENT_KEY, maxRetries: 0 })
     await expect(
       openai.chat.completions.create({ model: 'gpt-fake-1', messages: [{ role: 'user', content: 'hi' }] }),
-    ).rejects.toBeInstanceOf(OpenAI.AuthenticationError)
+    ).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError)
     await expect(openai.responses.create({ model: 'gpt-fake-1', input: 'hi' })).rejects.toBeInstanceOf(
-      OpenAI.AuthenticationError,
+      OpenAI.PermissionDeniedError,
     )
-    await expect(openai.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError)
+    await expect(openai.models.list()).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError)
     await keyed.settled()
     expect(fake.received).toHaveLength(0)
     expect(listTree(keyed.home)).toEqual(before)
@@ -226,16 +226,16 @@ describe("a row that adds the operator's key, without the token", () => {
       const models = await rawRequest(keyed.url, { method: 'GET', path: '/v1/models', headers: h })
       expect([JSON.stringify(h), step.status, step.headers['x-holdfast-error'], models.status]).toEqual([
         JSON.stringify(h),
-        401,
+        403,
         'ROW_TOKEN_REQUIRED',
-        401,
+        403,
       ])
     }
     const oai = await postOpenai(keyed.url, '/v1/chat/completions', HELLO_OAI)
     expect(JSON.parse(oai.body.toString())).toEqual({
       error: {
         message: expect.stringContaining('x-holdfast-token'),
-        type: 'authentication_error',
+        type: 'permission_error',
         param: null,
         code: null,
       },
@@ -246,7 +246,7 @@ describe("a row that adds the operator's key, without the token", () => {
   it("refuses before saying the operator's variable is unset, and with the token says that (500)", async () => {
     const before = listTree(unset.home)
     const without = await postAnthropic(unset.url, '/v1/messages', HELLO)
-    expect([without.status, without.headers['x-holdfast-error']]).toEqual([401, 'ROW_TOKEN_REQUIRED'])
+    expect([without.status, without.headers['x-holdfast-error']]).toEqual([403, 'ROW_TOKEN_REQUIRED'])
     const a = await postAnthropic(unset.url, '/v1/messages', HELLO, { 'x-api-key': unset.token })
     expect([a.status, a.headers['x-holdfast-error']]).toEqual([500, 'PROVIDER_KEY_MISSING'])
     expect(a.body.toString()).toContain('$HF_ROWS_UNSET')
@@ -292,7 +292,7 @@ describe('a row that passes the client key through', () => {
     const without = await postAnthropic(plain.url, '/w/rows/a/routed/v1/messages', HELLO, {
       'x-test-row': 'keyed',
     })
-    expect([without.status, without.headers['x-holdfast-error']]).toEqual([401, 'ROW_TOKEN_REQUIRED'])
+    expect([without.status, without.headers['x-holdfast-error']]).toEqual([403, 'ROW_TOKEN_REQUIRED'])
     expect(JSON.parse(without.body.toString()).error.message).toMatch(/^provider row "keyed" adds/)
     const withToken = await postAnthropic(plain.url, '/w/rows/a/routed/v1/messages', HELLO, {
       'x-test-row': 'keyed',

@@ -87,7 +87,7 @@ describe('the refusals', () => {
 
   it("refuses a row that adds the operator's key without the token with ROW_TOKEN_REQUIRED naming the row and its variable", () => {
     const e = refusal(() => requireRowToken(false, 'anthropic', { api_key_env: 'TEAM_KEY' }))
-    expect([e.code, e.status]).toEqual(['ROW_TOKEN_REQUIRED', 401])
+    expect([e.code, e.status]).toEqual(['ROW_TOKEN_REQUIRED', 403])
     expect(e.message).toMatch(
       /^provider row "anthropic" adds the operator's key \(\$TEAM_KEY\), so it serves only/,
     )
