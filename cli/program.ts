@@ -21,6 +21,9 @@ import { registerTypes } from './types'
 import { registerHooks } from './hooks'
 import { registerReplay } from './replay'
 import { registerRecover } from './recover'
+import { registerOpen } from './open'
+import { registerExport } from './export'
+import { registerStatusline } from './statusline'
 
 type Register = (program: Command) => void
 
@@ -42,6 +45,9 @@ export const REGISTER: Readonly<Record<(typeof COMMANDS)[number]['name'], Regist
   hooks: registerHooks,
   replay: registerReplay,
   recover: registerRecover,
+  open: registerOpen,
+  export: registerExport,
+  statusline: registerStatusline,
 }
 
 /** The program with every command registered. */

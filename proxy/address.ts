@@ -21,6 +21,8 @@ export type Endpoint =
   | { kind: 'admin' }
   /** holdfast's MCP endpoint for the addressed agent (guarded like admin). */
   | { kind: 'mcp' }
+  /** The web view: `/ui/…`, and `GET /` asked for as HTML (proxy/view signs browsers in itself). */
+  | { kind: 'view' }
   | { kind: 'unknown' }
 
 export interface Addressed {
@@ -65,6 +67,9 @@ export function classify(method: string, path: string, headers: IncomingHttpHead
   const pathname = path.split('?')[0] ?? ''
   if (pathname.startsWith('/_holdfast/')) return { kind: 'admin' }
   if (pathname === '/mcp') return { kind: 'mcp' }
+  if (pathname === '/ui' || pathname.startsWith('/ui/')) return { kind: 'view' }
+  if (method === 'GET' && pathname === '/' && /\btext\/html\b/.test(header(headers, 'accept') ?? ''))
+    return { kind: 'view' }
   if (method === 'HEAD' && pathname === '/') return { kind: 'probe' }
   const provider = pathname.startsWith('/v1/') || pathname === '/api/hello'
   if (method === 'OPTIONS' && provider)
@@ -168,9 +173,12 @@ export function guard(g: Guard, endpoint: Endpoint, method: string, headers: Inc
       `Host ${JSON.stringify(header(headers, 'host') ?? '')} is not a loopback name`,
     )
   }
-  if (g.strict && !listedPreflight(g, endpoint, headers)) requireToken(g, headers, 'this holdfast')
-  else if (endpoint.kind === 'admin') requireToken(g, headers, 'the admin surface (/_holdfast/)')
-  else if (endpoint.kind === 'mcp') requireToken(g, headers, 'the MCP endpoint')
+  // The view takes the token from its own cookie or ticket (a browser sends no header): proxy/view.
+  if (endpoint.kind !== 'view') {
+    if (g.strict && !listedPreflight(g, endpoint, headers)) requireToken(g, headers, 'this holdfast')
+    else if (endpoint.kind === 'admin') requireToken(g, headers, 'the admin surface (/_holdfast/)')
+    else if (endpoint.kind === 'mcp') requireToken(g, headers, 'the MCP endpoint')
+  }
   const origin = header(headers, 'origin')
   if (isDialectEndpoint(endpoint) && origin !== undefined && !g.origins.has(origin)) {
     throw new HoldfastError(

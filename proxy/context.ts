@@ -3,6 +3,7 @@
  * has touched, and the requests in flight (so shutdown can finish them). Invariant: one
  * Workspace and one AgentState per name, created on first use.
  */
+import { channel } from 'node:diagnostics_channel'
 import { packageVersion } from './package-root'
 import { CACHE_TTL_MS, LONG_CACHE_TTL_MS } from './core/hold'
 import type { HoldfastConfig } from './store/config'
@@ -19,6 +20,16 @@ import type { Upstream } from './upstream'
 import { IDLE_COLLECT_MS, IdleCollector } from './idle-collect'
 
 const idleCollectMs = (config: HoldfastConfig): number => config.limits?.idle_collect_ms ?? IDLE_COLLECT_MS
+
+/** A step committed: `{home, ws, agent, n}` (every step up to n is on the branch). The web view's live pages listen. */
+export const stepCommitted = channel('holdfast.step.committed')
+
+export interface StepCommitted {
+  home: string
+  ws: string
+  agent: string
+  n: number
+}
 
 /** An agent idle this long is forgotten (holdfast.yaml `limits.agent_idle_ms`). */
 const AGENT_IDLE_MS = 10 * 60_000
@@ -149,7 +160,11 @@ export class ServerContext {
         this.config.prices,
       )
       const agent = a
-      a.onCommitted = (n) => this.records.committed(agent, n)
+      a.onCommitted = (n) => {
+        this.records.committed(agent, n)
+        if (stepCommitted.hasSubscribers)
+          stepCommitted.publish({ home: this.home, ws, agent: name, n } satisfies StepCommitted)
+      }
       this.agents.set(key, a)
     }
     return a
