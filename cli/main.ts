@@ -24,7 +24,7 @@ export const COMMANDS = [
   {
     name: 'env',
     term: 'env [options]',
-    description: 'print the base-URL exports for the running server (eval "$(holdfast env)")',
+    description: 'print the base-URL and token exports for the running server (eval "$(holdfast env)")',
     load: async (): Promise<Register> => (await import('./env')).registerEnv,
   },
   {

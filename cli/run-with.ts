@@ -14,7 +14,7 @@ import type { Command } from 'commander'
 import { assertName } from '../proxy/core/naming'
 import { resolveHome } from '../proxy/store/home'
 import { readServeInfo } from '../proxy/store/serve-lock'
-import { envVars } from './env'
+import { envVars, keyRows } from './env'
 import { CliError } from './output'
 
 const STARTUP_MS = 30_000
@@ -123,7 +123,8 @@ export function registerRun(program: Command): void {
         const home = resolveHome(o.home)
         const ws = o.ws === undefined ? undefined : assertName('workspace', o.ws)
         const agent = o.agent === undefined ? undefined : assertName('agent', o.agent)
-        const { configuredToken, loadConfig } = await import('../proxy/store/config')
+        const { loadConfig } = await import('../proxy/store/config')
+        const { homeToken } = await import('../proxy/store/token')
         const config = loadConfig(home)
         const running = readServeInfo(home)
         let started: ChildProcess | undefined
@@ -138,15 +139,18 @@ export function registerRun(program: Command): void {
         }
         let code: number
         try {
+          // Read once serve is up: a serve started just now made the home's token.
+          const token = homeToken(home, config)
           const vars = envVars(
             url,
             ws ?? (agent !== undefined ? config.defaults.workspace : undefined),
             agent ?? (ws !== undefined ? config.defaults.agent : undefined),
-            configuredToken(config),
+            token,
+            keyRows(config),
           )
           // `<base>/mcp` is the endpoint of the agent the exports address (the defaults' without a prefix).
           const base = vars.ANTHROPIC_BASE_URL as string
-          code = await runAttached(composeArgv(argv, base, configuredToken(config), o.mcp), vars)
+          code = await runAttached(composeArgv(argv, base, token, o.mcp), vars)
         } finally {
           if (started) await stopServe(started)
         }

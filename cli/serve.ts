@@ -1,6 +1,8 @@
 /**
  * `holdfast serve`: the main job. Prints exactly `holdfast listening on http://HOST:PORT` as the
- * first stdout line; SIGINT/SIGTERM finish in-flight steps and commits, then exit 0.
+ * first stdout line; SIGINT/SIGTERM finish in-flight steps (waiting at most
+ * `timeouts.shutdown_ms`, then cutting them, recorded as interrupted) and commits, then exit 0. A
+ * second signal cuts them at once; a third exits at once (the next start recovers the journal).
  */
 import type { Command } from 'commander'
 import { resolveHome } from '../proxy/store/home'
@@ -31,7 +33,18 @@ export function registerServe(program: Command): void {
       } catch (err) {
         throw new CliError((err as Error).message)
       }
+      let signals = 0
       const stop = (signal: string): void => {
+        signals++
+        if (signals === 2) {
+          log.warn({ signal }, 'a second signal: cutting the steps in flight now (recorded as interrupted)')
+          server.ctx.shutdown.abort()
+          return
+        }
+        if (signals > 2) {
+          log.warn({ signal }, 'a third signal: exiting now; the next start recovers what the journal holds')
+          process.exit(1)
+        }
         log.info({ signal }, 'finishing in-flight steps and commits, then exiting')
         server.close().then(
           () => process.exit(0),
@@ -42,8 +55,8 @@ export function registerServe(program: Command): void {
         )
       }
       // Handlers first: a SIGTERM right after the listening line still finishes and removes serve.json.
-      process.once('SIGINT', () => stop('SIGINT'))
-      process.once('SIGTERM', () => stop('SIGTERM'))
+      process.on('SIGINT', () => stop('SIGINT'))
+      process.on('SIGTERM', () => stop('SIGTERM'))
       process.stdout.write(`holdfast listening on ${server.url}\n`)
       const { wroteDefaultConfig } = await import('../proxy/store/config')
       if (wroteDefaultConfig)

@@ -24,7 +24,7 @@ export interface HoldfastConfig {
     agent: string
   }
   /**
-   * When set (or HOLDFAST_TOKEN), every request must carry x-holdfast-token with this value.
+   * When set (or HOLDFAST_TOKEN), every request must carry this token (x-holdfast-token, or as the API key); required to bind off loopback. Unset: serve makes <home>/token, which the admin surface, the MCP endpoint and api_key_env rows require.
    */
   token?: string
   /**
@@ -54,6 +54,14 @@ export interface HoldfastConfig {
      * A request body that sends nothing for this long is answered 408.
      */
     request_body_idle_ms?: number
+    /**
+     * A request body may take request_body_idle_ms plus one second per this many bytes received; slower is answered 408 (BODY_TOO_SLOW). 0: no minimum pace.
+     */
+    request_body_min_bytes_per_s?: number
+    /**
+     * How long shutdown (SIGTERM, SIGINT) waits for in-flight steps before it aborts them; they are recorded as interrupted (SHUTDOWN_TIMEOUT).
+     */
+    shutdown_ms?: number
   }
   hold?: {
     ttl_ms?: number

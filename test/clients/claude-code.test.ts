@@ -105,7 +105,7 @@ beforeAll(async () => {
   })
   // What `holdfast run --ws cc --agent main -- claude …` gives the CLI: the env exports and the argv
   // naming the agent's MCP endpoint; the CLI also has a stdio server of its own that can drop tools.
-  const vars = envVars(p.url, 'cc', 'main', undefined)
+  const vars = envVars(p.url, 'cc', 'main', p.token)
   const own = {
     mcpServers: {
       own: {
@@ -131,7 +131,7 @@ beforeAll(async () => {
     bin,
     cwd,
     env: claudeEnv(home, vars.ANTHROPIC_BASE_URL as string, vars),
-    args: composeArgv(argv, vars.ANTHROPIC_BASE_URL as string, undefined, true).slice(1),
+    args: composeArgv(argv, vars.ANTHROPIC_BASE_URL as string, p.token, true).slice(1),
   })
   const subagent = {
     description: 'look around',
