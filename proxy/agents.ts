@@ -78,8 +78,8 @@ export class AgentState {
     private readonly backlog?: CommitBacklog,
   ) {}
 
-  /** Called when step `n` (and every step before it) is committed. */
-  onCommitted: (n: number) => void = () => undefined
+  /** Called when step `n` (and every step before it) is committed, as `commit`. */
+  onCommitted: (n: number, commit: string) => void = () => undefined
 
   /** The key of this agent among all a server has seen (`<ws>\0<agent>`). */
   get key(): string {
@@ -145,8 +145,9 @@ export class AgentState {
         return
       }
       const t0 = Date.now()
+      let commit: string
       try {
-        await this.committer.commit(this.ws.home, this.ws.name, job, this.maintainAfter)
+        commit = await this.committer.commit(this.ws.home, this.ws.name, job, this.maintainAfter)
       } catch (err) {
         this.stalled ??= err instanceof Error ? err : new Error(String(err))
         this.log.error(
@@ -160,7 +161,7 @@ export class AgentState {
         'committed',
       )
       this.committed = Math.max(this.committed, n)
-      this.onCommitted(this.committed)
+      this.onCommitted(this.committed, commit)
     })
     void landed.finally(() => {
       if (counted) this.backlog?.done()

@@ -17,6 +17,7 @@ import type { McpEndpoint } from './mcp'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
 import { IDLE_COLLECT_MS, IdleCollector } from './idle-collect'
+import type { Remotes } from './remote'
 
 const idleCollectMs = (config: HoldfastConfig): number => config.limits?.idle_collect_ms ?? IDLE_COLLECT_MS
 
@@ -42,6 +43,8 @@ export class ServerContext {
   private mcpEndpoint: McpEndpoint | undefined
   /** The plugins in run order (DESIGN §10); set by serve before it listens, closed at shutdown. */
   plugins: PluginHost = PluginHost.none()
+  /** The background pushes and config pulls of workspaces with a `holdfast` remote (proxy/remote); set by serve. */
+  remotes: Remotes | undefined
 
   constructor(
     readonly home: string,
@@ -108,7 +111,10 @@ export class ServerContext {
     if (!a) {
       a = new AgentState(this.workspace(ws), name, this.log, this.committer, this.gcEvery, this.backlog)
       const agent = a
-      a.onCommitted = (n) => this.records.committed(agent, n)
+      a.onCommitted = (n, commit) => {
+        this.records.committed(agent, n)
+        this.remotes?.committed(agent.ws, agent.name, n, commit)
+      }
       this.agents.set(key, a)
     }
     return a

@@ -15,6 +15,7 @@ import { syncRegistrations } from './tools/registration'
 import { logHookInstall } from '../hooks/install'
 import { isLoopbackBind } from './address'
 import { ServerContext } from './context'
+import { Remotes } from './remote'
 import type { Logger } from './log'
 import { createServer, listen } from './server'
 import { hideHomeInErrors } from './respond'
@@ -89,6 +90,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       bodyTimeoutMs: config.timeouts?.upstream_body_ms ?? 600_000,
     })
     const ctx = new ServerContext(opts.home, config, upstream, opts.log)
+    ctx.remotes = new Remotes(opts.home, config, opts.log)
     // A plugin that fails to load stops the start with one line naming it (DESIGN §10).
     ctx.plugins = plugins = await loadPlugins({
       home: opts.home,
@@ -110,6 +112,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       started_at: new Date().toISOString(),
       home: opts.home,
     })
+    ctx.remotes.start() // in the background: a remote that is down never delays the start
     let closing: Promise<void> | undefined
     const up = upstream
     return {
@@ -123,6 +126,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           server.closeIdleConnections()
           await ctx.closeTools()
           await ctx.drain()
+          await ctx.remotes?.close() // what the last commits left to push, within a few seconds
           await ctx.plugins.close()
           server.closeAllConnections()
           await closed
