@@ -63,7 +63,10 @@ export function runGitIn(
 
 /** One sentence for a failed git command: the time limit, or git's own first line. */
 export function failure(r: GitResult, limitMs?: number): string {
-  if (r.timedOut) return `git took longer than ${Math.round((limitMs ?? 0) / 1000)} s and was stopped`
+  if (r.timedOut) {
+    const ms = limitMs ?? 0
+    return `git took longer than ${ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`} and was stopped`
+  }
   return gitReason(r.stderr)
 }
 

@@ -7,7 +7,6 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -107,67 +106,34 @@ export async function startGitDaemon(base: string): Promise<GitServer> {
   return { kind: 'daemon', url: (name) => `git://127.0.0.1:${port}/${name}`, up, down, stop: down }
 }
 
-/** Run `git http-backend` (CGI) for one request. */
-function cgi(base: string, req: http.IncomingMessage, res: http.ServerResponse): void {
-  const url = new URL(req.url ?? '/', 'http://127.0.0.1')
-  const headers: Record<string, string> = {}
-  for (const [k, v] of Object.entries(req.headers))
-    if (typeof v === 'string') headers[`HTTP_${k.toUpperCase().replace(/-/g, '_')}`] = v
-  const child = spawn('git', ['http-backend'], {
-    env: cleanGitEnv({
-      ...headers,
-      GIT_PROJECT_ROOT: base,
-      GIT_HTTP_EXPORT_ALL: '1',
-      PATH_INFO: decodeURIComponent(url.pathname),
-      QUERY_STRING: url.search.slice(1),
-      REQUEST_METHOD: req.method ?? 'GET',
-      CONTENT_TYPE: req.headers['content-type'] ?? '',
-      REMOTE_ADDR: '127.0.0.1',
-      REMOTE_USER: 'test',
-    }),
-    stdio: ['pipe', 'pipe', 'ignore'],
-  })
-  req.pipe(child.stdin)
-  let head = Buffer.alloc(0)
-  let sent = false
-  child.stdout.on('data', (chunk: Buffer) => {
-    if (sent) return void res.write(chunk)
-    head = Buffer.concat([head, chunk])
-    const end = head.indexOf('\r\n\r\n')
-    if (end < 0) return
-    let status = 200
-    for (const line of head.subarray(0, end).toString('latin1').split('\r\n')) {
-      const i = line.indexOf(':')
-      const name = line.slice(0, i).trim()
-      const value = line.slice(i + 1).trim()
-      if (name.toLowerCase() === 'status') status = parseInt(value, 10)
-      else res.setHeader(name, value)
-    }
-    res.writeHead(status)
-    sent = true
-    res.write(head.subarray(end + 4))
-  })
-  child.on('close', () => {
-    if (!sent) res.writeHead(502)
-    res.end()
-  })
-}
+const HTTP_MAIN = path.join(__dirname, 'git-http-main.ts')
+const REGISTER = path.join(__dirname, '..', '..', 'scripts', 'register.js')
 
-/** `git http-backend` behind a node:http server on a loopback port (smart HTTP, pushes allowed). */
+/**
+ * `git http-backend` behind a node:http server on a loopback port (smart HTTP, pushes allowed), in
+ * a process of its own: a test may then run git synchronously against it.
+ */
 export async function startHttpBackend(base: string): Promise<GitServer> {
   const port = await freePort()
-  let server: http.Server | undefined
+  let child: ChildProcess | undefined
   const up = async (): Promise<void> => {
-    const s = http.createServer((req, res) => cgi(base, req, res))
-    await new Promise<void>((r) => s.listen(port, '127.0.0.1', r))
-    server = s
+    const c = spawn(process.execPath, ['-r', REGISTER, HTTP_MAIN, base, String(port)], {
+      env: cleanGitEnv(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    child = c
+    await new Promise<void>((resolve, reject) => {
+      c.stdout?.once('data', () => resolve())
+      c.once('exit', (code) => reject(new Error(`the git http server exited with ${code}`)))
+    })
   }
   const down = async (): Promise<void> => {
-    const s = server
-    server = undefined
-    if (!s) return
-    s.closeAllConnections()
-    await new Promise<void>((r) => s.close(() => r()))
+    const c = child
+    child = undefined
+    if (!c || c.exitCode !== null) return
+    const exited = new Promise((r) => c.once('exit', r))
+    c.kill('SIGTERM')
+    await exited
   }
   await up()
   return { kind: 'http', url: (name) => `http://127.0.0.1:${port}/${name}`, up, down, stop: down }
