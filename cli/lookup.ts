@@ -8,9 +8,8 @@ import { journalOf } from '../proxy/record/read'
 import { listRefs } from '../proxy/store/git-refs'
 import { assertName } from '../proxy/core/naming'
 import { listWorkspaces, Workspace } from '../proxy/store/workspace'
+import { TeammateWorkspace } from '../proxy/remote/teammates'
 import { CliError } from './output'
-
-const AGENT_REFS = 'refs/heads/agents/'
 
 /** "a, b, c", or the sentence for none. */
 function named(names: readonly string[], none: string): string {
@@ -32,10 +31,25 @@ export async function existingWorkspace(home: string, name: string): Promise<Wor
   return ws
 }
 
+/**
+ * The named workspace, or (`--machine`) a teammate machine's agents in it, fetched from the remote
+ * by `holdfast remote fetch`: read like the workspace's own.
+ */
+export async function readableWorkspace(home: string, name: string, machine?: string): Promise<Workspace> {
+  const ws = await existingWorkspace(home, name)
+  if (machine === undefined) return ws
+  const view = new TeammateWorkspace(home, ws.name, assertName('agent', machine))
+  if ((await agentsOf(view)).length === 0)
+    throw new CliError(
+      `no agents of machine "${machine}" in workspace "${name}"; bring them in with \`holdfast remote fetch ${name} ${machine}\``,
+    )
+  return view
+}
+
 /** Every agent of a workspace with a branch or a journaled step, sorted. */
 export async function agentsOf(ws: Workspace): Promise<string[]> {
   const names = new Set<string>()
-  for (const { ref } of await listRefs(ws.repo, AGENT_REFS)) names.add(ref.slice(AGENT_REFS.length))
+  for (const { ref } of await listRefs(ws.repo, ws.agentsPrefix)) names.add(ref.slice(ws.agentsPrefix.length))
   for (const a of journalAgents(ws.journalDir)) {
     if (journalOf(ws, a).size > 0) names.add(a)
   }

@@ -20,6 +20,7 @@ import { registerClients } from './clients'
 import { registerTypes } from './types'
 import { registerHooks } from './hooks'
 import { registerReplay } from './replay'
+import { registerRemote } from './remote'
 
 type Register = (program: Command) => void
 
@@ -39,6 +40,7 @@ export const REGISTER: Readonly<Record<(typeof COMMANDS)[number]['name'], Regist
   clients: registerClients,
   types: registerTypes,
   hooks: registerHooks,
+  remote: registerRemote,
   replay: registerReplay,
 }
 

@@ -7,6 +7,7 @@ import { loadConfig } from '../proxy/store/config'
 import { ConfigReader } from '../proxy/store/config-lineage'
 import { resolveRevision } from '../proxy/store/git'
 import { resolveHome } from '../proxy/store/home'
+import { pullRefusals, readPullReport } from '../proxy/remote/state'
 import { existingWorkspace, workspacesSentence } from './lookup'
 import { CliError, printJson, table } from './output'
 
@@ -14,6 +15,8 @@ export interface RolesReport {
   at: string
   commit: string
   heading: string
+  /** Config lineages of the remote named holdfast that this workspace did not follow, and why (remote/config.json). */
+  remote: string[]
   roles: {
     role: string
     provider: string
@@ -47,7 +50,7 @@ export async function rolesAt(home: string, wsName: string, at: string): Promise
       max_output_tokens: r.max_output_tokens ?? null,
       row_declared: Object.hasOwn(rows, r.provider),
     }))
-  return { at, commit: f.commit, heading, roles }
+  return { at, commit: f.commit, heading, remote: pullRefusals(readPullReport(home, ws.name)), roles }
 }
 
 export function registerRoles(program: Command): void {
@@ -69,6 +72,7 @@ export function registerRoles(program: Command): void {
         )
       }
       process.stdout.write(`${report.heading}\n`)
+      for (const line of report.remote) process.stdout.write(`${line}\n`)
       if (report.roles.length === 0) {
         process.stdout.write('no roles declared\n')
         return

@@ -15,7 +15,7 @@ import { REQUEST_FILE } from '../proxy/record/journal'
 import { RecordFault } from '../proxy/core/hold'
 import { recordParser } from '../proxy/core/record'
 import { Workspace } from '../proxy/store/workspace'
-import { existingAgent, existingWorkspace } from './lookup'
+import { existingAgent, readableWorkspace } from './lookup'
 import { CliError, printJson } from './output'
 
 export interface WhyReport {
@@ -50,8 +50,14 @@ export function otherConversation(prev: StepMeta, cur: StepMeta, moves: PrefixMo
   return undefined
 }
 
-export async function why(home: string, wsName: string, agent: string, stepName: string): Promise<WhyReport> {
-  const ws = await existingWorkspace(home, wsName)
+export async function why(
+  home: string,
+  wsName: string,
+  agent: string,
+  stepName: string,
+  machine?: string,
+): Promise<WhyReport> {
+  const ws = await readableWorkspace(home, wsName, machine)
   await existingAgent(ws, agent)
   const n = parseStep(stepName) ?? parseStep(stepName.padStart(3, '0'))
   if (n === undefined) throw new CliError(`"${stepName}" is not a step number (001, 002, …)`)
@@ -132,13 +138,21 @@ export function registerWhy(program: Command): void {
     .argument('<ws>', 'workspace')
     .argument('<agent>', 'agent')
     .argument('<NNN>', 'step number')
+    .option('--machine <machine>', "a teammate's agent, fetched by `holdfast remote fetch`")
     .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
     .option('--json', 'print JSON')
-    .action(async (wsName: string, agent: string, step: string, opts: { home?: string; json?: boolean }) => {
-      const report = await why(resolveHome(opts.home), wsName, agent, step)
-      if (opts.json) return printJson(report)
-      process.stdout.write(`step ${report.step} of ${wsName}/${agent}\n`)
-      for (const line of report.summary) process.stdout.write(`  ${line}\n`)
-      for (const c of report.changes) process.stdout.write(`  changed ${c.field}: ${c.why}\n`)
-    })
+    .action(
+      async (
+        wsName: string,
+        agent: string,
+        step: string,
+        opts: { home?: string; json?: boolean; machine?: string },
+      ) => {
+        const report = await why(resolveHome(opts.home), wsName, agent, step, opts.machine)
+        if (opts.json) return printJson(report)
+        process.stdout.write(`step ${report.step} of ${wsName}/${agent}\n`)
+        for (const line of report.summary) process.stdout.write(`  ${line}\n`)
+        for (const c of report.changes) process.stdout.write(`  changed ${c.field}: ${c.why}\n`)
+      },
+    )
 }
