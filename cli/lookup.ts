@@ -3,7 +3,7 @@
  * command refuses an unknown workspace or agent the same way (exit 1, one sentence naming what
  * exists), and looking never creates anything.
  */
-import { journalAgents } from '../proxy/record/journal'
+import { journalAgents } from '../proxy/record/journal-read'
 import { journalOf } from '../proxy/record/read'
 import { listRefs } from '../proxy/store/git-refs'
 import { assertName } from '../proxy/core/naming'

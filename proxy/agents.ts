@@ -4,9 +4,10 @@
  * chain. Invariant: steps of one agent get contiguous numbers and are committed in step order.
  * (The previous record the hold reads lives with the record: record/previous.)
  */
+import { HoldfastError } from './core/errors'
 import { formatStep } from './core/naming'
 import type { CommitJob } from './record'
-import { readJournal } from './record/journal'
+import { readJournal } from './record/journal-read'
 import type { Committer } from './store/committer'
 import type { Workspace } from './store/workspace'
 import type { Logger } from './log'
@@ -86,13 +87,27 @@ export class AgentState {
     return `${this.ws.name}\0${this.name}`
   }
 
-  /** Number from the journal and the branch, whichever is further (the journal may be pruned). */
+  /**
+   * Number from the journal and the branch, whichever is further (the journal may be pruned). A
+   * start that fails (the workspace cannot be created, the journal cannot be read: a full or
+   * read-only disk) refuses the step with RECORD_WRITE_FAILED and is tried again by the next one.
+   */
   init(): Promise<void> {
     this.initialized ??= (async () => {
-      await this.ws.ensure()
-      const journal = [...readJournal(this.journalDir).keys()]
-      this.committed = await this.ws.committedSteps(this.name)
-      this.next = Math.max(this.committed, journal[journal.length - 1] ?? 0) + 1
+      try {
+        await this.ws.ensure()
+        // Any number the journal gave out counts, a damaged frame's included: none is given twice.
+        const { highest } = readJournal(this.journalDir)
+        this.committed = await this.ws.committedSteps(this.name)
+        this.next = Math.max(this.committed, highest) + 1
+      } catch (err) {
+        this.initialized = undefined
+        throw new HoldfastError(
+          'RECORD_WRITE_FAILED',
+          `the records of ${this.ws.name}/${this.name} cannot be opened (${(err as Error).message}); nothing was sent`,
+          { cause: err },
+        )
+      }
     })()
     return this.initialized
   }

@@ -15,16 +15,10 @@ import type { ScannedTop } from '../core/splice'
 import type { Dialect } from '../dialects/types'
 import type { AgentState } from '../agents'
 import type { Finished } from './finish'
-import {
-  Journal,
-  type JournalEntry,
-  META_FILE,
-  metaBytes,
-  readEach,
-  readPlaced,
-  REQUEST_FILE,
-  type StepPlace,
-} from './journal'
+import { Journal, type JournalEntry } from './journal'
+import { type StepPlace } from './journal-format'
+import { readEach, readPlaced } from './journal-read'
+import { META_FILE, metaBytes, REQUEST_FILE } from './layout'
 import type { StepMeta } from './meta'
 import { PreviousRecords } from './previous'
 import { committedKind, readCommittedFile } from './read'

@@ -3,75 +3,29 @@
  * `<home>/workspaces/<ws>/journal/<agent>/<NNN>.log` (NNN: the first step the file holds). A step
  * is a few frames: SEND (the send half of `meta.json` and the exact request bytes), SENT (just
  * before the request goes upstream), CHUNK (each piece of the answer, before the client gets it)
- * and HEAD (status, headers and size, before the client can know the answer is whole).
- * Invariant: a frame is one write of a 16-byte header (type, step, length, CRC-32 of the payload)
- * and its payload, appended; a torn or corrupt frame ends its file for every reader; a SEND frame
- * that reads back whole is a complete record, and nothing is sent before it is written. A file is
- * removed once every step in it is committed. Writes are synchronous: one `write` to an open file
- * costs less than a trip through the thread pool, and a chunk is in the file before the client has it.
+ * and HEAD (status, headers and size, before the client can know the answer is whole). This module
+ * is the frame format and the writer; record/journal-read the reader.
+ * Invariant: a frame is one write of a 16-byte header (type, version, step, length, CRC-32 of the
+ * payload) and its payload, appended; a write the disk takes only in part is cut off again before
+ * anything else is appended (or, when it cannot be, its file takes nothing more), so the frames
+ * after a failed write sit where the writer says they do. Nothing is sent before its SEND frame is
+ * written. Writes are synchronous: one `write` to an open file costs less than a trip through the
+ * thread pool, and a chunk is in the file before the client has it.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import zlib from 'node:zlib'
-import type { StepMeta } from '../../generated/meta'
-import { formatStep, parseStep } from '../core/naming'
-
-export type { StepMeta }
-
-export const FRAME = { SEND: 1, SENT: 2, CHUNK: 3, HEAD: 4 } as const
-type FrameType = (typeof FRAME)[keyof typeof FRAME]
-const HEADER_BYTES = 16
-interface Frame {
-  type: FrameType
-  step: number
-  payload: readonly Buffer[]
-}
-const VERSION = 1
-/** A file past this size takes no new step (its steps' later frames still go to it). */
-export const SEGMENT_BYTES = 8 * 1024 * 1024
-
-/** Where some bytes are in a journal file. */
-export interface Extent {
-  offset: number
-  length: number
-}
-
-/** What HEAD says: the answer is whole, with this status, headers and size. */
-export interface ResponseHead {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  trailers?: Record<string, string>
-  bytes: number
-  ttfb_ms: number | null
-  total_ms: number
-  ended_at: string
-}
-
-/** Where a step's parts are: the file, its send-half meta, the request, each chunk of the answer, and HEAD. */
-export interface StepPlace {
-  file: string
-  meta: Extent
-  request: Extent
-  chunks: Extent[]
-  head?: Extent
-}
-
-function header(type: FrameType, step: number, payload: readonly Buffer[]): Buffer {
-  let length = 0
-  let crc = 0
-  for (const p of payload) {
-    length += p.length
-    crc = zlib.crc32(p, crc)
-  }
-  const h = Buffer.allocUnsafe(HEADER_BYTES)
-  h.writeUInt8(type, 0)
-  h.writeUInt8(VERSION, 1)
-  h.writeUInt16LE(0, 2)
-  h.writeUInt32LE(step, 4)
-  h.writeUInt32LE(length, 8)
-  h.writeUInt32LE(crc >>> 0, 12)
-  return h
-}
+import { formatStep } from '../core/naming'
+import {
+  FRAME,
+  type Frame,
+  header,
+  HEADER_BYTES,
+  type ResponseHead,
+  SEGMENT_BYTES,
+  type StepMeta,
+  type StepPlace,
+} from './journal-format'
+import { readJournal, segmentFiles } from './journal-read'
 
 /** The open files of the journal, at most `max` at once (the least recently used idle one is closed). */
 class OpenFiles {
@@ -113,7 +67,16 @@ interface Segment {
   size: number
   /** The highest step with a SEND frame here. */
   last: number
+  /**
+   * Set when the file takes no new frame: it was there before this writer (a crash may have left
+   * a torn tail), or a failed write could not be cut off again. Its steps' later frames fail.
+   */
+  closed?: Error
 }
+
+/** The error a write into a closed segment gets: the first failure, or why the file was closed. */
+const closedSegment = (file: string): Error =>
+  new Error(`the journal file ${file} was there before this start and takes no new frames`)
 
 /** One agent's journal, written by the server: its files and where each step's frames went. */
 export class AgentJournal {
@@ -126,19 +89,29 @@ export class AgentJournal {
     private readonly fsync: boolean,
   ) {}
 
-  /** The files already there (a fresh start finds none: recovery removed them). */
+  /**
+   * The files already there (steps recovery could not commit yet, or the agent's latest step):
+   * read-only for this writer, whose first step opens a file of its own.
+   */
   private load(): void {
     if (this.loaded) return
     this.loaded = true
+    const read = readJournal(this.dir)
     this.segments = segmentFiles(this.dir).map((s) => ({
       file: s.file,
       size: fs.statSync(s.file).size,
-      last: s.first,
+      last: read.lastIn.get(s.file) ?? s.first,
+      closed: closedSegment(s.file),
     }))
   }
 
-  /** Append `frames` in one write; returns where each one's payload starts. */
+  /**
+   * Append `frames` in one write; returns where each one's payload starts. A write the disk took
+   * only in part is cut off again (the file keeps its last whole frame) before this throws; when
+   * it cannot be cut off, the file is closed to new frames (new steps open a new file).
+   */
   private append(seg: Segment, frames: readonly Frame[]): number[] {
+    if (seg.closed) throw seg.closed
     const fd = this.files.fd(seg.file)
     const parts: Buffer[] = []
     const offsets: number[] = []
@@ -150,12 +123,49 @@ export class AgentJournal {
       parts.push(h, ...f.payload)
     }
     const want = at - seg.size
-    const wrote = fs.writevSync(fd, parts)
-    // A short write leaves a torn frame: readers stop there, and so must we.
-    if (wrote !== want) throw new Error(`the journal took ${wrote} of ${want} bytes in ${seg.file}`)
-    seg.size += wrote
-    if (this.fsync && frames.some((f) => f.type === FRAME.SEND || f.type === FRAME.HEAD)) fs.fdatasyncSync(fd)
+    try {
+      const wrote = fs.writevSync(fd, parts)
+      if (wrote !== want)
+        throw Object.assign(new Error(`the journal took ${wrote} of ${want} bytes in ${seg.file}`), {
+          code: 'ENOSPC',
+        })
+      if (this.fsync && frames.some((f) => f.type === FRAME.SEND || f.type === FRAME.HEAD))
+        fs.fdatasyncSync(fd)
+    } catch (err) {
+      this.cutBack(seg, fd, err as Error)
+      throw err
+    }
+    seg.size = at
     return offsets
+  }
+
+  /** After a failed write: the file back to its last whole frame, or closed to new frames. */
+  private cutBack(seg: Segment, fd: number, cause: Error): void {
+    try {
+      fs.ftruncateSync(fd, seg.size)
+    } catch (err) {
+      seg.closed = new Error(
+        `the journal file ${seg.file} could not be cut back after a failed write (${(err as Error).message}); it takes no new frames`,
+        { cause },
+      )
+      this.files.close(seg.file)
+    }
+  }
+
+  /** The file a new step goes to: the newest, unless it is closed or full; else a new one. */
+  private segmentFor(n: number): Segment {
+    const last = this.segments[this.segments.length - 1]
+    if (last && !last.closed && last.size < SEGMENT_BYTES) return last
+    fs.mkdirSync(this.dir, { recursive: true })
+    // A name never used before in this directory (a closed file may carry this step's number).
+    let file = path.join(this.dir, `${formatStep(n)}.log`)
+    for (let k = 2; this.segments.some((s) => s.file === file) || fs.existsSync(file); k++)
+      file = path.join(this.dir, `${formatStep(n)}.${k}.log`)
+    // Created whole and exclusively: an existing file of that name is never appended to.
+    fs.closeSync(fs.openSync(file, 'wx'))
+    const seg: Segment = { file, size: 0, last: n }
+    this.segments.push(seg)
+    return seg
   }
 
   /**
@@ -164,14 +174,7 @@ export class AgentJournal {
    */
   send(n: number, meta: StepMeta, request: Buffer): JournalEntry {
     this.load()
-    let seg = this.segments[this.segments.length - 1]
-    if (!seg || seg.size >= SEGMENT_BYTES) {
-      fs.mkdirSync(this.dir, { recursive: true })
-      seg = { file: path.join(this.dir, `${formatStep(n)}.log`), size: 0, last: n }
-      // Create it whole (an existing file of that name would be a step's number reused: refuse).
-      fs.closeSync(fs.openSync(seg.file, 'wx'))
-      this.segments.push(seg)
-    }
+    const seg = this.segmentFor(n)
     const metaBytes = Buffer.from(JSON.stringify(meta))
     const len = Buffer.allocUnsafe(4)
     len.writeUInt32LE(metaBytes.length, 0)
@@ -202,12 +205,6 @@ export class AgentJournal {
       fs.rmSync(seg.file, { force: true })
     }
   }
-
-  /** The steps still in the journal, ascending (numbering resumes after the highest). */
-  steps(): number[] {
-    this.load()
-    return [...readJournal(this.dir).keys()]
-  }
 }
 
 /** One step's frames after SEND: SENT, each CHUNK, HEAD. Where they went is in `place`. */
@@ -230,26 +227,26 @@ export class JournalEntry {
    * write (a JSON answer of declared length is usually one piece: one write instead of two).
    */
   chunk(bytes: Buffer, head?: Omit<ResponseHead, 'bytes'>): void {
-    this.bytes += bytes.length
+    const headBytes = head && this.headBytes(head, this.bytes + bytes.length)
     const frames: Frame[] = [{ type: FRAME.CHUNK, step: this.n, payload: [bytes] }]
-    const headBytes = head && this.headBytes(head)
     if (headBytes) frames.push({ type: FRAME.HEAD, step: this.n, payload: [headBytes] })
     const [offset, headAt] = this.journal.write(this.seg, frames) as [number, number?]
+    this.bytes += bytes.length
     this.place.chunks.push({ offset, length: bytes.length })
     if (headBytes && headAt !== undefined) this.place.head = { offset: headAt, length: headBytes.length }
   }
 
   /** The answer is whole: say so (flushed when asked) before the end reaches the client. */
   head(h: Omit<ResponseHead, 'bytes'>): void {
-    const bytes = this.headBytes(h)
+    const bytes = this.headBytes(h, this.bytes)
     const offset = this.journal.write(this.seg, [
       { type: FRAME.HEAD, step: this.n, payload: [bytes] },
     ])[0] as number
     this.place.head = { offset, length: bytes.length }
   }
 
-  private headBytes(h: Omit<ResponseHead, 'bytes'>): Buffer {
-    return Buffer.from(JSON.stringify({ ...h, bytes: this.bytes }))
+  private headBytes(h: Omit<ResponseHead, 'bytes'>, bytes: number): Buffer {
+    return Buffer.from(JSON.stringify({ ...h, bytes }))
   }
 }
 
@@ -265,193 +262,15 @@ export class Journal {
     return a
   }
 
+  /** Forget an idle agent's journal (its files are closed; a later step loads it again). */
+  forget(dir: string): void {
+    const a = this.agents.get(dir)
+    if (!a) return
+    this.agents.delete(dir)
+    for (const file of segmentFiles(dir)) this.files.close(file.file)
+  }
+
   close(): void {
     this.files.closeAll()
   }
-}
-
-// ---- reading (recovery, the CLI, the commit worker) -------------------------------------------
-
-/** The journal files of an agent directory, by their first step, ascending; [] when there are none. */
-export function segmentFiles(dir: string): { file: string; first: number }[] {
-  let names: string[]
-  try {
-    names = fs.readdirSync(dir)
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw err
-  }
-  return names
-    .map((name) => ({ name, first: name.endsWith('.log') ? parseStep(name.slice(0, -4)) : undefined }))
-    .filter((s): s is { name: string; first: number } => s.first !== undefined)
-    .sort((a, b) => a.first - b.first)
-    .map((s) => ({ file: path.join(dir, s.name), first: s.first }))
-}
-
-/** One step as the journal holds it. */
-export interface JournalStep {
-  n: number
-  meta: StepMeta
-  request: Buffer
-  place: StepPlace
-  /** The SENT frame was written: the request went upstream (or was about to). */
-  sent: boolean
-  /** The answer's bytes so far, as the provider sent them. */
-  answer: Buffer
-  /** The completion marker, when the answer is whole. */
-  head: ResponseHead | undefined
-}
-
-/** Every whole frame of a file, in order; it stops at the first torn or corrupt one. */
-function* frames(file: string): Generator<{ type: number; step: number; offset: number; payload: Buffer }> {
-  const data = fs.readFileSync(file)
-  let at = 0
-  while (at + HEADER_BYTES <= data.length) {
-    const type = data.readUInt8(at)
-    const step = data.readUInt32LE(at + 4)
-    const length = data.readUInt32LE(at + 8)
-    const crc = data.readUInt32LE(at + 12)
-    const start = at + HEADER_BYTES
-    if (data.readUInt8(at + 1) !== VERSION || start + length > data.length) return
-    const payload = data.subarray(start, start + length)
-    if (zlib.crc32(payload) >>> 0 !== crc) return
-    yield { type, step, offset: start, payload }
-    at = start + length
-  }
-}
-
-/** Every step of an agent's journal directory, by number (a step whose SEND frame is torn is not there). */
-export function readJournal(dir: string): Map<number, JournalStep> {
-  const steps = new Map<number, JournalStep>()
-  const answers = new Map<number, Buffer[]>()
-  for (const { file } of segmentFiles(dir)) {
-    for (const f of frames(file)) {
-      if (f.type === FRAME.SEND) {
-        const metaLen = f.payload.readUInt32LE(0)
-        let meta: StepMeta
-        try {
-          meta = JSON.parse(f.payload.toString('utf8', 4, 4 + metaLen)) as StepMeta
-        } catch {
-          continue // a SEND frame whose meta is not JSON is no record
-        }
-        const request = Buffer.from(f.payload.subarray(4 + metaLen))
-        steps.set(f.step, {
-          n: f.step,
-          meta,
-          request,
-          place: {
-            file,
-            meta: { offset: f.offset + 4, length: metaLen },
-            request: { offset: f.offset + 4 + metaLen, length: request.length },
-            chunks: [],
-          },
-          sent: false,
-          answer: Buffer.alloc(0),
-          head: undefined,
-        })
-        answers.set(f.step, [])
-        continue
-      }
-      const s = steps.get(f.step)
-      if (!s) continue
-      if (f.type === FRAME.SENT) s.sent = true
-      else if (f.type === FRAME.CHUNK) {
-        answers.get(f.step)?.push(Buffer.from(f.payload))
-        s.place.chunks.push({ offset: f.offset, length: f.payload.length })
-      } else if (f.type === FRAME.HEAD) {
-        try {
-          s.head = JSON.parse(f.payload.toString('utf8')) as ResponseHead
-          s.place.head = { offset: f.offset, length: f.payload.length }
-        } catch {
-          // an unreadable marker counts as none: the answer is treated as cut off
-        }
-      }
-    }
-  }
-  for (const [n, parts] of answers) (steps.get(n) as JournalStep).answer = Buffer.concat(parts)
-  return new Map([...steps].sort((a, b) => a[0] - b[0]))
-}
-
-/** The bytes of `extents` in `file`, joined (one read of the span they cover). */
-export function readPlaced(file: string, extents: readonly Extent[]): Buffer {
-  return readEach(file, [extents])[0] as Buffer
-}
-
-/**
- * Several `readPlaced` of one file through one open descriptor (a commit reads a request and its
- * answer; a finish the meta, the HEAD and the answer). A step's frames lie together in its agent's
- * journal, so when what the lists name is close (at most SPAN_SLACK of other bytes between), it is
- * all one read: three system calls a finish and two a commit were one each.
- */
-export function readEach(file: string, lists: readonly (readonly Extent[])[]): Buffer[] {
-  const fd = fs.openSync(file, 'r')
-  try {
-    const all = span(lists.flat())
-    if (lists.length > 1 && all.to - all.from <= all.wanted + SPAN_SLACK) {
-      const bytes = readRange(fd, file, all)
-      return lists.map((extents) => pick(bytes, all.from, extents))
-    }
-    return lists.map((extents) => {
-      const one = span(extents)
-      return pick(readRange(fd, file, one), one.from, extents)
-    })
-  } finally {
-    fs.closeSync(fd)
-  }
-}
-
-/** Where `extents` begin and end in their file, and how many bytes they hold. */
-function span(extents: readonly Extent[]): { from: number; to: number; wanted: number } {
-  let from = extents.length > 0 ? Infinity : 0
-  let to = 0
-  let wanted = 0
-  for (const e of extents) {
-    from = Math.min(from, e.offset)
-    to = Math.max(to, e.offset + e.length)
-    wanted += e.length
-  }
-  return { from, to, wanted }
-}
-
-/** Bytes of other frames one read of several lists may carry along (frame headers, another step's). */
-const SPAN_SLACK = 64 * 1024
-
-/** Bytes `from` to `to` of `file`. */
-function readRange(fd: number, file: string, { from, to }: { from: number; to: number }): Buffer {
-  const bytes = Buffer.allocUnsafe(to - from)
-  let got = 0
-  while (got < bytes.length) {
-    const n = fs.readSync(fd, bytes, got, bytes.length - got, from + got)
-    if (n === 0) throw new Error(`the journal file ${file} ends before its frames do`)
-    got += n
-  }
-  return bytes
-}
-
-/** `extents` out of `bytes` (which start at file offset `base`): one is a view, several are joined. */
-function pick(bytes: Buffer, base: number, extents: readonly Extent[]): Buffer {
-  const views = extents.map((e) => bytes.subarray(e.offset - base, e.offset - base + e.length))
-  return views.length === 1 ? (views[0] as Buffer) : Buffer.concat(views)
-}
-
-/** Agent names with a journal directory in this workspace. */
-export function journalAgents(journalDir: string): string[] {
-  try {
-    return fs
-      .readdirSync(journalDir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name)
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw err
-  }
-}
-
-export const REQUEST_FILE = 'request.json'
-export const META_FILE = 'meta.json'
-export const RESPONSE_FILES = ['response.json', 'response.sse', 'response.txt'] as const
-export type ResponseFile = (typeof RESPONSE_FILES)[number]
-
-export function metaBytes(meta: StepMeta): Buffer {
-  return Buffer.from(JSON.stringify(meta, null, 2) + '\n')
 }

@@ -11,15 +11,8 @@ import type { StepMeta } from '../../generated/meta'
 import { listDir, readFileAt } from '../store/git'
 import { readRef } from '../store/git-refs'
 import { stepTreeDir } from '../store/home'
-import {
-  type JournalStep,
-  META_FILE,
-  metaBytes,
-  readJournal,
-  REQUEST_FILE,
-  RESPONSE_FILES,
-  segmentFiles,
-} from './journal'
+import { type JournalStep, readJournal, segmentFiles } from './journal-read'
+import { META_FILE, metaBytes, REQUEST_FILE, RESPONSE_FILES } from './layout'
 import type { Repo } from '../store/git-repo'
 import type { Workspace } from '../store/workspace'
 
@@ -43,7 +36,7 @@ export function journalOf(ws: Workspace, agent: string): Map<number, JournalStep
     .join(',')
   const memo = journalMemo.get(dir)
   if (memo && memo.sizes === sizes) return memo.steps
-  const steps = readJournal(dir)
+  const { steps } = readJournal(dir)
   journalMemo.set(dir, { sizes, steps })
   return steps
 }

@@ -18,7 +18,8 @@ import type { StepToCommit } from '../store/step-commits'
 import type { Workspace } from '../store/workspace'
 import type { Logger } from '../log'
 import { answerBytes, finishStep } from './finish'
-import { journalAgents, type JournalStep, META_FILE, metaBytes, readJournal, REQUEST_FILE } from './journal'
+import { journalAgents, type JournalStep, readJournal } from './journal-read'
+import { META_FILE, metaBytes, REQUEST_FILE } from './layout'
 import type { StepMeta } from './meta'
 import { journalFiles } from './read'
 
@@ -127,7 +128,7 @@ export async function recoverWorkspace(
     const badName = checkName('agent', agent)
     let steps: Map<number, JournalStep>
     try {
-      steps = readJournal(dir)
+      steps = readJournal(dir).steps
     } catch (err) {
       quarantined.push(
         quarantine(ws, agent, 0, undefined, `its journal cannot be read: ${(err as Error).message}`),

@@ -10,7 +10,7 @@ import { once } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import { HoldfastError } from '../core/errors'
 import type { Outcome } from '../record'
-import type { ResponseHead } from '../record/journal'
+import type { ResponseHead } from '../record/journal-format'
 import type { ServerContext } from '../context'
 import { forwardHeaders, responseHeaders } from '../upstream'
 import { sendError } from '../respond'
@@ -81,7 +81,22 @@ export async function forward(
       tee = undefined
     }
   }
-  if (tee) teeing(() => tee?.sent())
+  if (tee) {
+    try {
+      tee.sent()
+    } catch (err) {
+      // Without its SENT frame the record would say the request never went: it does not go.
+      const e = new HoldfastError(
+        'RECORD_WRITE_FAILED',
+        `the record of step ${step?.meta.step} could not be written; nothing was sent`,
+        { cause: err },
+      )
+      result.outcome = 'not_sent'
+      result.error = { code: e.code, message: `${e.message} (${(err as Error).message})` }
+      sendError(res, request.dialect, e)
+      return done()
+    }
+  }
   let up
   try {
     const headers = forwardHeaders(request.headers, route.url, held.bytes.length, route.row, route.key)

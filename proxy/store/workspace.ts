@@ -43,7 +43,10 @@ export class Workspace {
     return this.seen
   }
 
-  /** Create the repository (and its root commit on config/default) when it does not exist. */
+  /**
+   * Create the repository (and its root commit on config/default) when it does not exist. A
+   * failure (a full or read-only disk) is not remembered: the next call tries again.
+   */
   ensure(): Promise<void> {
     this.ready ??= (async () => {
       await fsp.mkdir(this.journalDir, { recursive: true })
@@ -54,7 +57,10 @@ export class Workspace {
       })
       // Install or refresh the git hook; a failure never fails the caller (serve logs it).
       this.hookInstall = await installHooks(this.home, this.name)
-    })()
+    })().catch((err: unknown) => {
+      this.ready = undefined
+      throw err
+    })
     return this.ready
   }
 

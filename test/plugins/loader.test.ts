@@ -4,7 +4,7 @@
  * reload of a changed file (the old instance replaced in place, a broken change ignored); and
  * every way a plugin can fail to start, each one line naming the plugin.
  */
-import { readJournal } from '../../proxy/record/journal'
+import { readJournal } from '../../proxy/record/journal-read'
 import fs from 'node:fs'
 import path from 'node:path'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
@@ -51,7 +51,7 @@ const src = () => path.join(home, 'my-plugins')
 const landed = (agent: string) => fs.existsSync(path.join(home, 'workspaces', 'load', 'journal', agent))
 /** The agent's latest step number: the journal keeps its newest file even after its steps are committed. */
 const steps = (agent: string) =>
-  Math.max(...readJournal(path.join(home, 'workspaces', 'load', 'journal', agent)).keys())
+  Math.max(...readJournal(path.join(home, 'workspaces', 'load', 'journal', agent)).steps.keys())
 
 beforeAll(async () => {
   fake = await startFakeUpstream()

@@ -11,7 +11,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { Exchange, FailureView } from '../../plugins/api'
 import type { AnyPlugin } from '../../plugins/instance'
-import { readJournal, SEGMENT_BYTES } from '../../proxy/record/journal'
+import { readJournal } from '../../proxy/record/journal-read'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import { git, startProxy, type Proxy } from '../support/harness'
 import { postAnthropic, rawRequest } from '../support/raw-http'
@@ -54,7 +54,7 @@ beforeAll(async () => {
       const agent = m?.[1]?.startsWith('agent:') ? m[1].slice('agent:'.length) : undefined
       if (agent) {
         const dir = path.join(p.home, 'workspaces', 'life', 'journal', agent)
-        journalAtSend.push({ agent, steps: [...readJournal(dir).keys()] })
+        journalAtSend.push({ agent, steps: [...readJournal(dir).steps.keys()] })
       }
     },
   })
@@ -85,6 +85,19 @@ const steps = (ws: string, agent: string): string[] => {
       .map((s) => s.slice(`steps/${agent}/`.length))
   } catch {
     return []
+  }
+}
+/** Run `fn` while every synchronous write of this thread fails as on a full disk. */
+async function withFullDisk<T>(fn: () => Promise<T>): Promise<T> {
+  const enospc = (): never => {
+    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+  }
+  const spies = [jest.spyOn(fs, 'writevSync'), jest.spyOn(fs, 'writeSync'), jest.spyOn(fs, 'writeFileSync')]
+  for (const s of spies) s.mockImplementation(enospc)
+  try {
+    return await fn()
+  } finally {
+    for (const s of spies) s.mockRestore()
   }
 }
 const errorOf = (r: { status: number; headers: Record<string, unknown>; body: Buffer }) => ({
@@ -169,12 +182,11 @@ describe('what each stage refuses with', () => {
   })
 
   it('record: a send half that cannot be written is a 500 RECORD_WRITE_FAILED, and nothing is sent', async () => {
-    // A full journal file of no steps where the next segment must be created: the create fails.
-    const dir = path.join(wsDir('blocked'), 'journal', 'main')
-    fs.mkdirSync(dir, { recursive: true })
-    fs.closeSync(fs.openSync(path.join(dir, '001.log'), 'w'))
-    fs.truncateSync(path.join(dir, '001.log'), SEGMENT_BYTES)
-    const r = await postAnthropic(p.url, '/w/blocked/a/main/v1/messages', body('hi'))
+    expect((await postAnthropic(p.url, '/w/blocked/a/main/v1/messages', body('first'))).status).toBe(200)
+    await p.settled()
+    const sent = fake.received.length
+    // The disk is full: the journal's write of the send half fails.
+    const r = await withFullDisk(() => postAnthropic(p.url, '/w/blocked/a/main/v1/messages', body('hi')))
     expect(errorOf(r)).toEqual({
       status: 500,
       code: 'RECORD_WRITE_FAILED',
@@ -182,14 +194,27 @@ describe('what each stage refuses with', () => {
         type: 'error',
         error: {
           type: 'api_error',
-          message: 'the record of step 001 could not be written; nothing was sent',
+          message: 'the record of step 002 could not be written; nothing was sent',
         },
       },
     })
     await p.settled()
-    expect(fake.received).toHaveLength(0)
+    expect(fake.received).toHaveLength(sent)
     expect(events.at(-1)).toBe('onError blocked/main RECORD_WRITE_FAILED')
-    expect(steps('blocked', 'main')).toEqual([])
+    expect(steps('blocked', 'main')).toEqual(['001'])
+    // Once the disk has room, the agent goes on with the number the refused step did not take.
+    expect((await postAnthropic(p.url, '/w/blocked/a/main/v1/messages', body('again'))).status).toBe(200)
+    await p.settled()
+    expect(steps('blocked', 'main')).toEqual(['001', '002'])
+  })
+
+  it("record: a new workspace's first step on a full disk is a 500 RECORD_WRITE_FAILED, not INTERNAL, and the next one goes", async () => {
+    const r = await withFullDisk(() => postAnthropic(p.url, '/w/fresh/a/main/v1/messages', body('hi')))
+    expect([r.status, r.headers['x-holdfast-error']]).toEqual([500, 'RECORD_WRITE_FAILED'])
+    expect(fake.received).toHaveLength(0)
+    expect((await postAnthropic(p.url, '/w/fresh/a/main/v1/messages', body('hi'))).status).toBe(200)
+    await p.settled()
+    expect(steps('fresh', 'main')).toEqual(['001'])
   })
 
   it('a closing server answers 503 SHUTTING_DOWN before reading on, asking no plugin', async () => {

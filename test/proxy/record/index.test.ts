@@ -16,7 +16,7 @@ import { AgentState } from '../../../proxy/agents'
 import { silentLogger } from '../../../proxy/log'
 import { finishedKey, FinishedSteps, type CommitJob, Records, recordFiles } from '../../../proxy/record'
 import type { Finished } from '../../../proxy/record/finish'
-import { readJournal } from '../../../proxy/record/journal'
+import { readJournal } from '../../../proxy/record/journal-read'
 import { InlineCommitter } from '../../../proxy/store/committer'
 import type { Workspace } from '../../../proxy/store/workspace'
 import { tempHome } from '../../support/harness'
@@ -54,7 +54,7 @@ describe('the send half', () => {
       cache_keying_headers: { 'anthropic-beta': 'b1' },
     })
     const entry = r.writeSend(agent, 1, bytes, parsedOf(bytes), meta)
-    const step = readJournal(agent.journalDir).get(1)!
+    const step = readJournal(agent.journalDir).steps.get(1)!
     expect(step.request.equals(bytes)).toBe(true)
     expect(step.meta).toEqual(meta)
     expect(step.sent).toBe(false)

@@ -6,7 +6,8 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { Journal, readEach, readJournal, readPlaced } from '../../../proxy/record/journal'
+import { Journal } from '../../../proxy/record/journal'
+import { readEach, readJournal, readPlaced } from '../../../proxy/record/journal-read'
 import type { StepMeta } from '../../../generated/meta'
 
 let dir: string
@@ -44,7 +45,7 @@ describe('an answer in the journal', () => {
     expect(writes).toHaveBeenCalledTimes(1)
     journal.close()
 
-    const steps = readJournal(path.join(dir, 'a'))
+    const steps = readJournal(path.join(dir, 'a')).steps
     for (const [n, entry] of [
       [1, apart],
       [2, together],

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { readJournal } from '../../../proxy/record/journal'
+import { readJournal } from '../../../proxy/record/journal-read'
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'
 import { configFor, eventually, spawnServe, tempHome, writeConfig, type Spawned } from '../../support/harness'
 import {
@@ -87,7 +87,7 @@ async function committedSteps(agent: string): Promise<string[]> {
  */
 function journalRequests(agent: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>()
-  for (const [n, s] of readJournal(journal(agent))) out.set(pad(n), s.request)
+  for (const [n, s] of readJournal(journal(agent)).steps) out.set(pad(n), s.request)
   return out
 }
 
@@ -108,7 +108,7 @@ it('recovers a step killed in flight as interrupted, clearing a stale ref lock a
   await server.kill('SIGKILL')
   expect(await pending).toBe(0)
   // The record was written before the send; the meta has no finish half.
-  const meta = readJournal(journal(agent)).get(2)?.meta
+  const meta = readJournal(journal(agent)).steps.get(2)?.meta
   expect(meta).toBeDefined()
   expect(meta?.ended_at).toBeUndefined()
   // With no server running, `holdfast steps` shows it pending, cut off.
@@ -158,7 +158,7 @@ it('loses nothing sent and leaves no gap when bursts are killed at random moment
     const base = await Promise.all(agents.map(async (a) => (await committedSteps(a)).length))
     for (const [i, agent] of agents.entries()) {
       expect(await post(url, agent, `round ${round} probe`)).toBe(200)
-      const probe = readJournal(journal(agent)).get(base[i]! + 1)?.request
+      const probe = readJournal(journal(agent)).steps.get(base[i]! + 1)?.request
       expect(probe?.toString()).toContain(`round ${round} probe`)
     }
     // A staggered burst over varied latencies: at the kill, some steps are being recorded, some

@@ -3,6 +3,7 @@
  * refused in the dialect's envelope and change nothing on disk; provider failures, a client
  * that goes away are each answered honestly and recorded; an unreadable previous record never blocks the agent.
  */
+import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
 import { eventually, git, gitBytes, startProxy, type Proxy } from '../../support/harness'
@@ -420,4 +421,33 @@ describe('an unreadable previous record', () => {
       )
     },
   )
+})
+
+describe('a journal that fails between the record and the send', () => {
+  it('refuses the step with RECORD_WRITE_FAILED when its SENT frame cannot be written: nothing is sent, the record says not_sent', async () => {
+    const real = fs.writevSync
+    const spy = jest.spyOn(fs, 'writevSync').mockImplementation((fd, buffers, position) => {
+      // The send half goes in; the SENT frame (type 2, no payload) right after it meets a full disk.
+      if (buffers.length === 1 && (buffers[0] as Buffer).length === 16 && (buffers[0] as Buffer)[0] === 2)
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+      return real(fd, buffers, position)
+    })
+    let r: RawResponse
+    try {
+      r = await postAnthropic(p.url, '/w/fault/a/unsent/v1/messages', HELLO)
+    } finally {
+      spy.mockRestore()
+    }
+    expect(expectAnthropicError(r, 500, 'api_error')).toBe(
+      'the record of step 001 could not be written; nothing was sent',
+    )
+    expect(r.headers['x-holdfast-error']).toBe('RECORD_WRITE_FAILED')
+    await p.settled()
+    expect(p.fake.received).toHaveLength(0)
+    expect(meta(p, 'fault', 'unsent')).toMatchObject({
+      outcome: 'not_sent',
+      status: null,
+      error: { code: 'RECORD_WRITE_FAILED' },
+    })
+  })
 })

@@ -11,7 +11,7 @@ import { HoldfastError } from '../../../proxy/core/errors'
 import { anthropic } from '../../../proxy/dialects'
 import type { Identified } from '../../../plugins/runner'
 import type { CommitJob } from '../../../proxy/record'
-import { readJournal } from '../../../proxy/record/journal'
+import { readJournal } from '../../../proxy/record/journal-read'
 import { readCommittedFile } from '../../../proxy/record/read'
 import { compose } from '../../../proxy/stages/compose'
 import { hold } from '../../../proxy/stages/hold'
@@ -81,7 +81,7 @@ describe('the send half', () => {
   it('is in the journal when record returns: the exact bytes to send and the meta without secrets', async () => {
     const s = await step('hello')
     expect(s.n).toBe(1)
-    const journaled = readJournal(s.agent.journalDir).get(1)!
+    const journaled = readJournal(s.agent.journalDir).steps.get(1)!
     expect(journaled.request.equals(s.held.bytes)).toBe(true)
     expect(journaled.request.toString()).toBe(body('hello'))
     expect(journaled.meta).toEqual(s.meta)
