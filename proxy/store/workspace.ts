@@ -54,6 +54,9 @@ export class Workspace {
         branch: `config/${DEFAULT_LINEAGE}`,
         files: { 'providers.yaml': STARTER_PROVIDERS_YAML },
         message: 'config: starter providers.yaml',
+        // One fixed date: every workspace on every machine starts from the same commit, so machines
+        // sharing a remote share config history and the team's lineage fast-forwards theirs.
+        timestamp: 0,
       })
       // Install or refresh the git hook; a failure never fails the caller (serve logs it).
       this.hookInstall = await installHooks(this.home, this.name)
