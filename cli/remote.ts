@@ -7,6 +7,7 @@
  * command here; every git command runs in the workspace's own repository.
  */
 import type { Command } from 'commander'
+import { formatStep } from '../proxy/core/naming'
 import { loadConfig } from '../proxy/store/config'
 import { resolveHome } from '../proxy/store/home'
 import { readServeInfo } from '../proxy/store/serve-lock'
@@ -176,9 +177,9 @@ async function show(home: string, wsName: string, json: boolean): Promise<void> 
       `pushed (last ok ${push.last_ok_at ?? 'never'}${push.last_error ? `; last error: ${push.last_error}` : ''}):`,
     )
     for (const [agent, p] of Object.entries(push.agents))
-      out(`  ${agent}: up to step ${p.step} (${p.commit.slice(0, 8)})`)
+      out(`  ${agent}: up to step ${formatStep(p.step)} (${p.commit.slice(0, 8)})`)
     for (const [agent, p] of Object.entries(push.refused))
-      out(`  ${agent}: refused at step ${p.step}: ${p.reason}`)
+      out(`  ${agent}: refused at step ${formatStep(p.step)}: ${p.reason}`)
   }
   if (config) {
     out(`config pulled ${config.at}${config.error ? `: failed: ${config.error}` : ':'}`)

@@ -155,7 +155,12 @@ export async function initRepo(
   let tip = await readRef(repo, ref)
   if (tip === undefined) {
     const author = opts.timestamp === undefined ? undefined : { ...DEFAULT_AUTHOR, timestamp: opts.timestamp }
-    const root = await commitFiles(repo, { parent: undefined, files: opts.files, message: opts.message, author })
+    const root = await commitFiles(repo, {
+      parent: undefined,
+      files: opts.files,
+      message: opts.message,
+      author,
+    })
     try {
       await casRef(repo, ref, root, null)
       tip = root
