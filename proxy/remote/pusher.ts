@@ -14,15 +14,15 @@ import { listRefs } from '../store/git-refs'
 import type { Workspace } from '../store/workspace'
 import { failure, RemoteUrl, runGitIn } from './git'
 import {
-  agentOfRemoteRef,
   parsePushPorcelain,
+  type PushLine,
   pushRefspec,
   REMOTE,
   type RefForm,
   retryDelay,
   shownUrl,
 } from './refs'
-import { type PushState, readPushState, writePushState } from './state'
+import { type PushState, pushStateFor, readPushState, recordPush, writePushState } from './state'
 
 export interface PushOptions {
   machine: string
@@ -43,6 +43,17 @@ interface Pending {
 }
 
 export type PusherPhase = 'no-remote' | 'idle' | 'waiting' | 'pushing' | 'retrying'
+
+export type PusherReport = {
+  phase: PusherPhase
+  url: string | null
+  form: RefForm | null
+  /** Agents with commits waiting for a push. */
+  waiting: number
+  /** Failed pushes in a row, and when the next is tried. */
+  failures: number
+  next_retry_at: string | null
+} & Pick<PushState, 'agents' | 'refused' | 'last_error' | 'last_ok_at'>
 
 export class Pusher {
   private readonly url: RemoteUrl
@@ -80,15 +91,7 @@ export class Pusher {
   }
 
   /** What health shows. */
-  get report(): {
-    phase: PusherPhase
-    waiting: number
-    failures: number
-    next_retry_at: string | null
-  } & Pick<PushState, 'agents' | 'refused' | 'last_error' | 'last_ok_at'> & {
-      url: string | null
-      form: RefForm | null
-    } {
+  get report(): PusherReport {
     const s = this.state
     return {
       phase: this.phase,
@@ -126,23 +129,10 @@ export class Pusher {
     else if (this.pending.size > 0 && this.phase !== 'no-remote') this.schedule(this.opts.delayMs)
   }
 
-  /** The state for `url`: kept while the remote is the same, else started afresh. */
+  /** The state for `url`: kept while the remote and machine are the same, else started afresh. */
   private stateFor(url: string): PushState {
-    const shown = shownUrl(url)
     this.state ??= readPushState(this.ws.home, this.ws.name)
-    if (this.state?.url !== shown || this.state.machine !== this.opts.machine) {
-      const form = this.opts.refs === 'auto' ? 'custom' : this.opts.refs
-      this.state = {
-        url: shown,
-        machine: this.opts.machine,
-        form,
-        agents: {},
-        refused: {},
-        last_ok_at: null,
-        last_error: null,
-      }
-    }
-    if (this.opts.refs !== 'auto') this.state.form = this.opts.refs
+    this.state = pushStateFor(this.state, shownUrl(url), this.opts.machine, this.opts.refs)
     return this.state
   }
 
@@ -224,39 +214,18 @@ export class Pusher {
     this.phase = 'retrying' // afterPush arms the retry
   }
 
-  private succeeded(
-    batch: Map<string, Pending>,
-    lines: ReturnType<typeof parsePushPorcelain>,
-    state: PushState,
-  ) {
-    const at = new Date().toISOString()
+  private succeeded(batch: Map<string, Pending>, lines: PushLine[], state: PushState): void {
     if (this.failures > 0)
       this.log.info({ ws: this.ws.name, after: this.failures }, `push to ${REMOTE} works again`)
     this.failures = 0
     this.nextRetryAt = undefined
-    state.last_ok_at = at
-    state.last_error = null
-    for (const line of lines) {
-      const agent = agentOfRemoteRef(line.dst, this.opts.machine)
-      const sent = agent === undefined ? undefined : batch.get(agent)
-      if (agent === undefined || !sent) continue
+    for (const [agent, sent] of batch)
       if (this.pending.get(agent)?.commit === sent.commit) this.pending.delete(agent)
-      if (line.outcome === 'pushed' || line.outcome === 'up-to-date') {
-        state.agents[agent] = { step: sent.step, commit: sent.commit, at }
-        delete state.refused[agent]
-        continue
-      }
-      const reason =
-        line.outcome === 'not-fast-forward'
-          ? `the remote's ${line.dst} has commits this branch does not: not a fast-forward, left alone`
-          : `the remote refused ${line.dst}: ${line.summary}`
-      if (state.refused[agent]?.commit !== sent.commit)
-        this.log.warn(
-          { ws: this.ws.name, agent, step: formatStep(sent.step) },
-          `push to ${REMOTE} refused: ${reason}`,
-        )
-      state.refused[agent] = { step: sent.step, commit: sent.commit, reason, at }
-    }
+    for (const r of recordPush(state, batch, lines, new Date().toISOString()))
+      this.log[r.first ? 'warn' : 'debug'](
+        { ws: this.ws.name, agent: r.agent, step: formatStep(r.step) },
+        `push to ${REMOTE} refused: ${r.reason}`,
+      )
     this.phase = this.pending.size > 0 ? 'waiting' : 'idle'
   }
 

@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../store/atomic'
 import { homePaths } from '../store/home'
-import type { RefForm } from './refs'
+import { agentOfRemoteRef, type PushLine, type RefForm } from './refs'
 
 export interface PushedAgent {
   step: number
@@ -27,6 +27,66 @@ export interface PushState {
   refused: Record<string, { step: number; commit: string; reason: string; at: string }>
   last_ok_at: string | null
   last_error: string | null
+}
+
+/**
+ * The state to push with: `existing` while it is for the same remote (its URL as shown) and
+ * machine, else a fresh one (a new remote holds nothing of ours). `refs` other than auto sets the
+ * form; auto keeps the form found (custom until the remote refused it).
+ */
+export function pushStateFor(
+  existing: PushState | undefined,
+  url: string,
+  machine: string,
+  refs: 'auto' | RefForm,
+): PushState {
+  const state: PushState =
+    existing?.url === url && existing.machine === machine
+      ? existing
+      : { url, machine, form: 'custom', agents: {}, refused: {}, last_ok_at: null, last_error: null }
+  if (refs !== 'auto') state.form = refs
+  return state
+}
+
+/** A refusal `recordPush` found: `first` when the agent was not refused before (worth a warning). */
+export interface Refusal {
+  agent: string
+  step: number
+  reason: string
+  first: boolean
+}
+
+/**
+ * Apply one push's per-ref lines to the state: an agent pushed (or already there) is recorded up
+ * to the step it carried, and no longer refused; one the remote refused is recorded with why.
+ * `sent` is what the push carried, by agent. Returns the refusals.
+ */
+export function recordPush(
+  state: PushState,
+  sent: ReadonlyMap<string, { step: number; commit: string }>,
+  lines: readonly PushLine[],
+  at: string,
+): Refusal[] {
+  const refusals: Refusal[] = []
+  state.last_ok_at = at
+  state.last_error = null
+  for (const line of lines) {
+    const agent = agentOfRemoteRef(line.dst, state.machine)
+    const carried = agent === undefined ? undefined : sent.get(agent)
+    if (agent === undefined || !carried) continue
+    if (line.outcome === 'pushed' || line.outcome === 'up-to-date') {
+      state.agents[agent] = { ...carried, at }
+      delete state.refused[agent]
+      continue
+    }
+    const reason =
+      line.outcome === 'not-fast-forward'
+        ? `the remote's ${line.dst} has commits this branch does not: not a fast-forward, left alone`
+        : `the remote refused ${line.dst}: ${line.summary}`
+    refusals.push({ agent, step: carried.step, reason, first: state.refused[agent] === undefined })
+    state.refused[agent] = { ...carried, reason, at }
+  }
+  return refusals
 }
 
 export type LineageOutcome = 'up-to-date' | 'created' | 'moved' | 'ahead' | 'diverged' | 'refused' | 'failed'

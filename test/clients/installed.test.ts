@@ -68,7 +68,9 @@ beforeAll(async () => {
     fs.copyFileSync(path.join(ROOT, file), path.join(src, file))
   }
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(src, 'node_modules'))
-  const npmEnv = { ...process.env, PATH: pathWith(), npm_config_update_notifier: 'false' }
+  // npm is not holdfast: the options CI gives holdfast's own processes (--throw-deprecation) stay off it.
+  const { NODE_OPTIONS: _ours, ...inherited } = process.env
+  const npmEnv = { ...inherited, PATH: pathWith(), npm_config_update_notifier: 'false' }
   const packed = await timed('npm pack', () =>
     run('npm', ['pack', '--silent', '--pack-destination', scratch], {
       cwd: src,
