@@ -11,6 +11,7 @@ import path from 'node:path'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import { eventually, git, startProxy, type Proxy } from '../support/harness'
 import { bareRepo, gitIn, type GitServer, startGitDaemon, tempDir } from '../support/git-servers'
+import { readPushState } from '../../proxy/remote/state'
 import { runCli } from './inprocess.support'
 
 const settings = (machine: string) => ({
@@ -84,6 +85,11 @@ describe('holdfast remote, two machines and one remote', () => {
       () => refs().includes('refs/holdfast/a/agents/main') && refs().includes('refs/holdfast/b/agents/main'),
       20_000,
       'both machines pushed',
+    )
+    await eventually(
+      () => [a, b].every((p) => readPushState(p.home, 'default')?.agents.main !== undefined),
+      10_000,
+      'both push states written',
     )
     const again = await runCli(['remote', 'set', 'default', url, '--home', a.home])
     expect(again.stdout).toContain(`remote holdfast is already ${url}`)
