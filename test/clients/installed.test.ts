@@ -7,6 +7,8 @@
  * user docs ship with every relative link resolving inside the package, the shipped type
  * declarations import only shipped files, and LICENSE is there. Needs the registry (as `npm ci`
  * does) for the package's dependencies; npm's cache makes a second run quick.
+ * `HOLDFAST_TEST_TARBALL=<file>` installs that tarball instead of packing one (CI packs once and
+ * installs it on each Node line).
  */
 import { execFile, spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -50,13 +52,11 @@ async function timed<T>(name: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-beforeAll(async () => {
-  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-install-')))
-  prefix = path.join(scratch, 'prefix')
-  elsewhere = path.join(scratch, 'elsewhere')
-  fs.mkdirSync(elsewhere)
-  // A copy of the checkout's files (what git would clone), its node_modules linked: the build the
-  // tarball gets is its own, and this checkout's dist/ is never touched.
+/**
+ * `npm pack` of a copy of the checkout's files (what git would clone), its node_modules linked:
+ * the tarball's build is its own, and this checkout's dist/ is never touched. Returns its path.
+ */
+async function packCopy(npmEnv: NodeJS.ProcessEnv): Promise<string> {
   const src = path.join(scratch, 'src')
   const { stdout } = await run('git', ['ls-files', '-co', '--exclude-standard', '-z'], {
     cwd: ROOT,
@@ -68,9 +68,6 @@ beforeAll(async () => {
     fs.copyFileSync(path.join(ROOT, file), path.join(src, file))
   }
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(src, 'node_modules'))
-  // npm is not holdfast: the options CI gives holdfast's own processes (--throw-deprecation) stay off it.
-  const { NODE_OPTIONS: _ours, ...inherited } = process.env
-  const npmEnv = { ...inherited, PATH: pathWith(), npm_config_update_notifier: 'false' }
   const packed = await timed('npm pack', () =>
     run('npm', ['pack', '--silent', '--pack-destination', scratch], {
       cwd: src,
@@ -78,7 +75,19 @@ beforeAll(async () => {
       timeout: 240_000,
     }),
   )
-  const tarball = path.join(scratch, packed.stdout.trim().split('\n').pop() ?? '')
+  return path.join(scratch, packed.stdout.trim().split('\n').pop() ?? '')
+}
+
+beforeAll(async () => {
+  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-install-')))
+  prefix = path.join(scratch, 'prefix')
+  elsewhere = path.join(scratch, 'elsewhere')
+  fs.mkdirSync(elsewhere)
+  // npm is not holdfast: the options CI gives holdfast's own processes (--throw-deprecation) stay off it.
+  const { NODE_OPTIONS: _ours, ...inherited } = process.env
+  const npmEnv = { ...inherited, PATH: pathWith(), npm_config_update_notifier: 'false' }
+  // HOLDFAST_TEST_TARBALL: a tarball packed once for several runs (.ci/run, one per Node line).
+  const tarball = process.env.HOLDFAST_TEST_TARBALL ?? (await packCopy(npmEnv))
   await timed('npm install -g', () =>
     run('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', tarball], {
       cwd: scratch,
