@@ -34,6 +34,8 @@ export default tseslint.config(
         module: 'writable',
         process: 'readonly',
         __dirname: 'readonly',
+        __filename: 'readonly',
+        Buffer: 'readonly',
         console: 'readonly',
       },
     },

@@ -117,6 +117,12 @@ export const COMMANDS = [
       "run a plugin's deciding hooks over an agent's recorded steps and print what it would decide",
     load: async (): Promise<Register> => (await import('./replay')).registerReplay,
   },
+  {
+    name: 'recover',
+    term: 'recover [options] <ws>',
+    description: 'commit what a disk fault or a crash left uncommitted (journal, quarantine), and say what',
+    load: async (): Promise<Register> => (await import('./recover')).registerRecover,
+  },
 ] as const
 
 /** The program without its commands: name, description, version, error behaviour. */

@@ -21,6 +21,7 @@ import { registerTypes } from './types'
 import { registerHooks } from './hooks'
 import { registerReplay } from './replay'
 import { registerRemote } from './remote'
+import { registerRecover } from './recover'
 
 type Register = (program: Command) => void
 
@@ -42,6 +43,7 @@ export const REGISTER: Readonly<Record<(typeof COMMANDS)[number]['name'], Regist
   hooks: registerHooks,
   remote: registerRemote,
   replay: registerReplay,
+  recover: registerRecover,
 }
 
 /** The program with every command registered. */

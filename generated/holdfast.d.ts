@@ -41,6 +41,10 @@ export interface HoldfastConfig {
      * After this long with no request in flight, run one full garbage collection so the memory a burst of requests grew is given back (0 = never).
      */
     idle_collect_ms?: number
+    /**
+     * An agent with no step in flight or waiting for its commit for this long is forgotten by the running serve (its numbering, lock and kept previous request); its next step reads them from disk again.
+     */
+    agent_idle_ms?: number
   }
   timeouts?: {
     upstream_headers_ms?: number

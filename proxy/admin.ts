@@ -9,6 +9,7 @@ import type { Addressed } from './address'
 import { handleDispatchAdmin } from './admin-dispatch'
 import { handleEventsAdmin } from './admin-events'
 import { handleRemoteAdmin } from './admin-remote'
+import { handleRecoverAdmin } from './admin-recover'
 import type { ServerContext } from './context'
 import { sendError, sendJson } from './respond'
 
@@ -50,6 +51,8 @@ export async function handleAdmin(
         malloc_trim_ms: { server: ms(ctx.idle.lastTrimMs), commit_worker: ms(workerTrimMs) },
         previous_cache: ctx.records.previousRecords.held,
         commit_backlog: { steps: ctx.backlog.size, limit: ctx.backlog.limit },
+        // Workspaces whose commits wait out a disk fault (full, read-only, a ref lock), and since when.
+        commit_faults: (await ctx.committer.faults().catch(() => [])).map(({ home: _home, ...f }) => f),
         agents: [...ctx.agents.values()].map((s) => ({
           workspace: s.ws.name,
           agent: s.name,
@@ -65,6 +68,10 @@ export async function handleAdmin(
       // Loaded on the first such request: the tool hosts' MCP client is not needed before.
       const { handleClientsAdmin } = await import('./admin-clients')
       await handleClientsAdmin(ctx, req, res, pathname, new URLSearchParams(a.path.split('?')[1] ?? ''))
+      return
+    }
+    if (pathname === '/_holdfast/recover') {
+      await handleRecoverAdmin(ctx, req, res)
       return
     }
     if (pathname === '/_holdfast/dispatch') {

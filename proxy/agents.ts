@@ -6,26 +6,16 @@
  */
 import { HoldfastError } from './core/errors'
 import { formatStep } from './core/naming'
-import type { CommitJob } from './record'
+import type { CommitJob } from './record/commit-job'
+import type { FinishSummary } from './record/finish'
+import { Mutex } from './core/mutex'
 import { readJournal } from './record/journal-read'
-import type { Committer } from './store/committer'
+import { pendingJobs } from './record/recover'
+import { reservedUpTo } from './record/quarantine'
+import type { HoldfastConfig } from './store/config'
+import type { Committer } from './record/committer'
 import type { Workspace } from './store/workspace'
 import type { Logger } from './log'
-
-/** A promise-chain mutex: `run` calls are executed one at a time, in call order. */
-export class Mutex {
-  private tail: Promise<void> = Promise.resolve()
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.tail.then(fn, fn)
-    // The tail keeps no result: an idle agent's lock held its last step's request alive (its raw
-    // and held bytes: 1 MB each for a 1 MB request), once per agent that ever sent one.
-    this.tail = next.then(
-      () => undefined,
-      () => undefined,
-    )
-    return next
-  }
-}
 
 /**
  * The answered steps of a server whose commit has not landed yet, all agents together. While `limit` are
@@ -65,6 +55,8 @@ export class AgentState {
   private chain: Promise<void> = Promise.resolve()
   /** Settles when every queued commit has been handed to the committer, in step order. */
   private submitted: Promise<unknown> = Promise.resolve()
+  /** Steps queued whose commit has not landed (or failed) yet. */
+  private readonly queued = new Set<number>()
   /** Set when a commit failed for good: later steps stay in the journal until a restart recovers them. */
   stalled: Error | undefined
   private initialized: Promise<void> | undefined
@@ -77,6 +69,8 @@ export class AgentState {
     /** Merge the workspace's packs, once quiet, after this many step commits (0: never). */
     private readonly maintainAfter = 0,
     private readonly backlog?: CommitBacklog,
+    /** holdfast.yaml `prices`, to finish steps a crash or a fault left in the journal. */
+    private readonly prices?: HoldfastConfig['prices'],
   ) {}
 
   /** Called when step `n` (and every step before it) is committed, as `commit`. */
@@ -97,9 +91,13 @@ export class AgentState {
       try {
         await this.ws.ensure()
         // Any number the journal gave out counts, a damaged frame's included: none is given twice.
-        const { highest } = readJournal(this.journalDir)
+        const read = readJournal(this.journalDir)
         this.committed = await this.ws.committedSteps(this.name)
-        this.next = Math.max(this.committed, highest) + 1
+        // A number quarantine names (damaged, or kept aside by an older holdfast) is not given again.
+        this.next = Math.max(this.committed, read.highest, reservedUpTo(this.ws, this.name)) + 1
+        // Steps a fault kept from their commit at start go first, in order, before any new one.
+        for (const job of pendingJobs(this.name, read, this.committed, this.prices))
+          void this.queueCommit(job.n, Promise.resolve(job))
       } catch (err) {
         this.initialized = undefined
         throw new HoldfastError(
@@ -124,22 +122,47 @@ export class AgentState {
    * returns (a refused step leaves no gap).
    */
   async critical<T>(fn: (n: number) => T | Promise<T>): Promise<T> {
-    await this.init()
-    return this.lock.run(async () => {
-      const n = this.next
-      const out = await fn(n)
-      this.next = n + 1
-      return out
-    })
+    this.busy++ // counted at once: an agent being numbered is never forgotten under it
+    try {
+      await this.init()
+      return await this.lock.run(async () => {
+        const n = this.next
+        const out = await fn(n)
+        this.next = n + 1
+        return out
+      })
+    } finally {
+      this.busy--
+      this.lastUsed = Date.now()
+    }
+  }
+
+  /** Sections running, or waiting for the lock (critical, requeue). */
+  private busy = 0
+  /** When the agent last numbered a step or saw a commit land (ms since the epoch). */
+  private lastUsed = Date.now()
+
+  /**
+   * Whether the agent has been idle since `now - idleMs`: nothing being numbered, no commit queued
+   * or in flight. An idle agent may be forgotten (its state is all on disk: the next step reads it).
+   */
+  idleFor(idleMs: number, now = Date.now()): boolean {
+    return this.busy === 0 && this.queued.size === 0 && now - this.lastUsed >= idleMs
   }
 
   /**
    * Queue step `n`'s commit: it is submitted once `finished` settles and every earlier step was
    * submitted, so the committer receives an agent's steps in order (it keeps that order, batches,
-   * and retries a branch it cannot move). Returns a promise settling when the commit has landed,
-   * or failed for good (then this agent's later steps stay in the journal until a restart).
+   * and waits out a disk fault). `onFinished` hears the finish's summary. Returns a promise
+   * settling when the commit has landed, or failed for good (then this agent's later steps stay
+   * in the journal until `holdfast recover` or a restart commits them).
    */
-  queueCommit(n: number, finished: Promise<CommitJob>): Promise<void> {
+  queueCommit(
+    n: number,
+    finished: Promise<CommitJob>,
+    onFinished?: (summary: FinishSummary) => void,
+  ): Promise<void> {
+    this.queued.add(n)
     const submitted = this.submitted.then(() => finished.catch(() => undefined))
     this.submitted = submitted
     // Counted from the answer (finish) to the landing: a step still in flight upstream is not backlog.
@@ -162,12 +185,15 @@ export class AgentState {
       const t0 = Date.now()
       let commit: string
       try {
-        commit = await this.committer.commit(this.ws.home, this.ws.name, job, this.maintainAfter)
+        commit = await this.committer.commit(this.ws.home, this.ws.name, job, {
+          maintainAfter: this.maintainAfter,
+          onFinished,
+        })
       } catch (err) {
         this.stalled ??= err instanceof Error ? err : new Error(String(err))
         this.log.error(
           { ws: this.ws.name, agent: this.name, step: formatStep(n), err: String(err) },
-          "commit failed; this agent's later steps stay in the journal until holdfast restarts",
+          "commit failed; this agent's later steps stay in the journal until holdfast recover or a restart commits them",
         )
         return
       }
@@ -179,10 +205,40 @@ export class AgentState {
       this.onCommitted(this.committed, commit)
     })
     void landed.finally(() => {
+      this.queued.delete(n)
+      this.lastUsed = Date.now()
       if (counted) this.backlog?.done()
     })
     this.chain = Promise.all([this.chain, landed]).then(() => undefined)
     return landed
+  }
+
+  /**
+   * Queue again, in order, every journal step not on the branch (`holdfast recover`): a commit that
+   * failed for good left them there. A step queued twice is committed once (the committer skips a
+   * step its branch has).
+   */
+  async requeue(): Promise<number> {
+    this.busy++
+    try {
+      return await this.requeueLocked()
+    } finally {
+      this.busy--
+    }
+  }
+
+  private async requeueLocked(): Promise<number> {
+    await this.init()
+    return this.lock.run(async () => {
+      this.stalled = undefined
+      this.committed = await this.ws.committedSteps(this.name)
+      // A step still on its way (forwarding, or queued) is not taken from the journal half-done.
+      const jobs = pendingJobs(this.name, readJournal(this.journalDir), this.committed, this.prices).filter(
+        (j) => !this.queued.has(j.n),
+      )
+      for (const job of jobs) void this.queueCommit(job.n, Promise.resolve(job))
+      return jobs.length
+    })
   }
 
   /** Settles when every queued commit has run. */

@@ -6,7 +6,7 @@
 import { packageVersion } from './package-root'
 import { CACHE_TTL_MS, LONG_CACHE_TTL_MS } from './core/hold'
 import type { HoldfastConfig } from './store/config'
-import { type Committer, WorkerCommitter } from './store/committer'
+import { type Committer, WorkerCommitter } from './record/committer'
 import { Workspace } from './store/workspace'
 import { ConfigReader } from './store/config-lineage'
 import type { ToolHosts } from './tools/hosts'
@@ -20,6 +20,9 @@ import { IDLE_COLLECT_MS, IdleCollector } from './idle-collect'
 import type { Remotes } from './remote'
 
 const idleCollectMs = (config: HoldfastConfig): number => config.limits?.idle_collect_ms ?? IDLE_COLLECT_MS
+
+/** An agent idle this long is forgotten (holdfast.yaml `limits.agent_idle_ms`). */
+const AGENT_IDLE_MS = 10 * 60_000
 
 /** Answered steps not yet on their branch past which new steps wait (≈ 1 s of commits here). */
 const COMMIT_BACKLOG_LIMIT = 512
@@ -41,6 +44,9 @@ export class ServerContext {
   gcEvery: number
   private toolHosts: ToolHosts | undefined
   private mcpEndpoint: McpEndpoint | undefined
+  /** How long an agent stays idle before it is forgotten (holdfast.yaml `limits.agent_idle_ms`). */
+  readonly agentIdleMs: number
+  private sweeper: NodeJS.Timeout | undefined
   /** The plugins in run order (DESIGN §10); set by serve before it listens, closed at shutdown. */
   plugins: PluginHost = PluginHost.none()
   /** The background pushes and config pulls of workspaces with a `holdfast` remote (proxy/remote); set by serve. */
@@ -51,7 +57,10 @@ export class ServerContext {
     public config: HoldfastConfig,
     readonly upstream: Upstream,
     readonly log: Logger,
-    readonly committer: Committer = new WorkerCommitter(idleCollectMs(config)),
+    readonly committer: Committer = new WorkerCommitter(
+      idleCollectMs(config),
+      config.journal?.fsync === true,
+    ),
   ) {
     this.holdTtlMs = config.hold?.ttl_ms ?? CACHE_TTL_MS
     this.holdLongTtlMs = config.hold?.long_ttl_ms ?? LONG_CACHE_TTL_MS
@@ -62,6 +71,24 @@ export class ServerContext {
     )
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200
     this.idle = new IdleCollector(idleCollectMs(config))
+    this.agentIdleMs = config.limits?.agent_idle_ms ?? AGENT_IDLE_MS
+    this.sweeper = setInterval(() => this.forgetIdleAgents(), Math.min(this.agentIdleMs, 60_000))
+    this.sweeper.unref()
+  }
+
+  /**
+   * Forget every agent idle for `limits.agent_idle_ms`: a serve that saw ten thousand agents kept
+   * each one's state (≈ 5 KB) for good. Returns how many were forgotten.
+   */
+  forgetIdleAgents(now = Date.now()): number {
+    let forgotten = 0
+    for (const [key, a] of this.agents) {
+      if (!a.idleFor(this.agentIdleMs, now)) continue
+      this.agents.delete(key)
+      this.records.forget(a)
+      forgotten++
+    }
+    return forgotten
   }
 
   /**
@@ -109,7 +136,15 @@ export class ServerContext {
     const key = `${ws}\0${name}`
     let a = this.agents.get(key)
     if (!a) {
-      a = new AgentState(this.workspace(ws), name, this.log, this.committer, this.gcEvery, this.backlog)
+      a = new AgentState(
+        this.workspace(ws),
+        name,
+        this.log,
+        this.committer,
+        this.gcEvery,
+        this.backlog,
+        this.config.prices,
+      )
       const agent = a
       a.onCommitted = (n, commit) => {
         this.records.committed(agent, n)
@@ -137,6 +172,7 @@ export class ServerContext {
    * the server, or a test, is gone) and the records' journals. After `drain()`.
    */
   close(): void {
+    clearInterval(this.sweeper)
     this.idle.stop()
     this.records.close()
   }

@@ -24,7 +24,7 @@ import { compose } from './stages/compose'
 import { hold, previousForCount } from './stages/hold'
 import { record } from './stages/record'
 import { forward } from './stages/forward'
-import { fallbackCommit, finish } from './stages/finish'
+import { failedForward, finish } from './stages/finish'
 
 /** Run one recorded step (or one `count_tokens` call) from its request to its committed record. */
 export async function handle(ctx: ServerContext, incoming: Incoming, res: ServerResponse): Promise<void> {
@@ -44,8 +44,9 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
       await plugins.settled(f)
       return
     }
-    const agent = ctx.agent(who.workspace, who.agent)
     await ctx.backlog.room()
+    // Taken after the wait and numbered at once: an idle agent forgotten meanwhile is made again.
+    const agent = ctx.agent(who.workspace, who.agent)
     step = await agent.critical(async (n) => {
       const held = hold(ctx, request, composed, await ctx.records.previous(agent, n, request.dialect))
       return record(ctx, request, who, route, held, agent, n)
@@ -58,17 +59,20 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
     return
   }
   let done: FinishSummary | undefined
+  let forwarded
   try {
-    const forwarded = await forward(ctx, step.request, step.route, step.held, step, res)
+    forwarded = await forward(ctx, step.request, step.route, step.held, step, res)
+  } catch (err) {
+    // forward never throws; should it, the step is still committed, with the error.
+    forwarded = failedForward(err)
+  }
+  try {
     done = await finish(ctx, step, forwarded)
   } catch (err) {
     ctx.log.error(
       { ws: step.workspace, agent: step.agent.name, step: step.meta.step, err: String(err) },
       'finishing a step failed',
     )
-  } finally {
-    // A step whose finish never ran is committed with its send half (no answer is known).
-    step.settle(fallbackCommit(step, step.meta, null))
   }
   logStep(ctx, step.meta, done)
   // How it finished; without a finish, the plugins hear it did not (the send half has no outcome).

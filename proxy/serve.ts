@@ -4,10 +4,8 @@
  * commits, then releases everything. Invariant: recovery commits every recorded step in step
  * order before the first new request is accepted.
  */
-import path from 'node:path'
 import { configuredToken, loadConfig, type HoldfastConfig } from './store/config'
-import { homePaths } from './store/home'
-import { recoverWorkspace } from './record/recover'
+import { describeRecovery, recoverWorkspace } from './record/recover'
 import { takeHomeLock, writeServeInfo, removeServeInfo } from './store/serve-lock'
 import { listWorkspaces, Workspace } from './store/workspace'
 import { configWarnings } from './store/config-lineage'
@@ -58,21 +56,14 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   let upstream: Upstream | undefined
   let plugins: PluginHost | undefined
   try {
+    const waiting: { ws: string; agent: string }[] = []
     for (const name of await listWorkspaces(opts.home)) {
       // A workspace that cannot be recovered is reported and skipped: it never stops serve.
       try {
-        const ws = new Workspace(opts.home, name)
+        const ws = new Workspace(opts.home, name, { durable: config.journal?.fsync === true })
         const r = await recoverWorkspace(ws, opts.log, config.prices) // ensure() installs or refreshes the hook
-        if (r.quarantined.length > 0) {
-          opts.log.warn(
-            {
-              ws: name,
-              quarantined: r.quarantined.length,
-              dir: path.join(homePaths.quarantine(opts.home), name),
-            },
-            `moved ${r.quarantined.length} journal entr${r.quarantined.length === 1 ? 'y' : 'ies'} of ${name} that could not be committed aside (first: ${r.quarantined[0]?.agent}/${r.quarantined[0]?.step}: ${r.quarantined[0]?.reason})`,
-          )
-        }
+        for (const { level, line } of describeRecovery(name, r)) opts.log[level]({ ws: name }, line)
+        for (const w of r.waiting) waiting.push({ ws: name, agent: w.agent })
         logHookInstall(opts.log, name, ws.hookInstall)
         for (const warning of await configWarnings(ws.repo, config.providers)) {
           opts.log.warn({ ws: name }, `roles: ${warning}; requests using that role are refused`)
@@ -103,6 +94,14 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       public: !loopback,
       origins: new Set(config.browser_origins ?? []),
     })
+    // Steps a fault kept in the journal are committed by the worker as soon as the disk allows.
+    for (const w of waiting)
+      ctx
+        .agent(w.ws, w.agent)
+        .init()
+        .catch((err: unknown) =>
+          opts.log.warn({ ws: w.ws, agent: w.agent, err: String(err) }, 'steps waiting in the journal'),
+        )
     const addr = await listen(server, host, port)
     const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
     const url = `http://${shownHost}:${addr.port}`

@@ -7,7 +7,8 @@ import { dialectByName } from '../../proxy/dialects'
 import type { StepMeta } from '../../generated/meta'
 import { readCommitInfo } from '../../proxy/store/git'
 import { listRefs } from '../../proxy/store/git-refs'
-import { resolveNotch, stepOfMessage } from '../../proxy/store/notch'
+import { stepOfSubject } from '../../proxy/record/layout'
+import { resolveNotch } from '../../proxy/store/notch'
 import { readStepMeta, readStepResponse } from '../../proxy/record/read'
 import type { Workspace } from '../../proxy/store/workspace'
 
@@ -36,7 +37,7 @@ async function dispatchOf(
       return d[2] === agent && info.parents[0]
         ? { commit: oid, role: d[1] as string, parent: info.parents[0] }
         : undefined
-    if (stepOfMessage(first)?.agent !== agent) return undefined
+    if (stepOfSubject(first)?.agent !== agent) return undefined
     oid = info.parents[0]
   }
   return undefined

@@ -156,6 +156,8 @@ export const RECORDED_CODES = {
   RESPONSE_UNDECODABLE: "The answer's content-encoding could not be decoded; its bytes are kept as sent.",
   INTERRUPTED: 'holdfast stopped before the step finished; recovered at the next start (its bytes kept).',
   NOT_SENT: 'holdfast stopped after recording the step and before sending it; the provider never saw it.',
+  RECORD_DAMAGED:
+    "The journal held part of the step's answer damaged: the answer is not committed, its bytes are kept under quarantine/.",
 } as const satisfies Record<string, string>
 
 export type RecordedCode = keyof typeof RECORDED_CODES

@@ -14,15 +14,13 @@ import { recordParser } from '../core/record'
 import type { ScannedTop } from '../core/splice'
 import type { Dialect } from '../dialects/types'
 import type { AgentState } from '../agents'
-import type { Finished } from './finish'
 import { Journal, type JournalEntry } from './journal'
 import { type StepPlace } from './journal-format'
-import { readEach, readPlaced } from './journal-read'
-import { META_FILE, metaBytes, REQUEST_FILE } from './layout'
+import { readJournal, readPlaced } from './journal-read'
+import { META_FILE, REQUEST_FILE } from './layout'
 import type { StepMeta } from './meta'
 import { PreviousRecords } from './previous'
 import { committedKind, readCommittedFile } from './read'
-import { answerBytes } from './finish'
 
 export {
   answeredMeta,
@@ -34,67 +32,7 @@ export {
   type StepMeta,
 } from './meta'
 export type { JournalEntry } from './journal'
-
-/** What one step's commit holds: where its request is, and its finished answer half. */
-export interface CommitJob {
-  agent: string
-  n: number
-  model: string | null
-  request: StepPlace
-  /** Absent: the committer finished this step itself and kept what it found (nothing crosses threads twice). */
-  finished?: Finished
-}
-
-/** The key a committer keeps a step's finished half under, from its meta. */
-export const finishedKey = (meta: Pick<StepMeta, 'workspace' | 'agent' | 'step'>): string =>
-  `${meta.workspace}\0${meta.agent}\0${meta.step}`
-
-const FINISHED_KEPT_MAX = 65_536
-
-/**
- * Finished halves kept between a step's finish and its commit, by step; a commit takes its own.
- * Bounded: a step whose commit never comes (a stalled agent) is dropped once many are newer.
- */
-export class FinishedSteps {
-  private readonly kept = new Map<string, Finished>()
-  keep(f: Finished): void {
-    this.kept.set(finishedKey(f.meta), f)
-    // Each is taken by its commit. The bound only catches halves whose commit never comes (an agent
-    // stalled on the server's side): it sits far above any backlog (a step's half is its meta,
-    // ~2 KB), since evicting one a commit still waits for stalls that agent until a restart.
-    if (this.kept.size > FINISHED_KEPT_MAX) this.kept.delete(this.kept.keys().next().value as string)
-  }
-  /** The job with its finished half: given, or kept; throws when the committer lost it. */
-  complete(ws: string, job: CommitJob): CommitJob & { finished: Finished } {
-    if (job.finished) return { ...job, finished: job.finished }
-    const key = `${ws}\0${job.agent}\0${formatStep(job.n)}`
-    const finished = this.kept.get(key)
-    if (!finished)
-      throw new Error(
-        `the finish of step ${formatStep(job.n)} of ${job.agent} was lost (the commit worker restarted)`,
-      )
-    this.kept.delete(key)
-    return { ...job, finished }
-  }
-}
-
-/** A step's files as its commit holds them: request.json, meta.json, and its response, if any. */
-export function recordFiles(job: CommitJob & { finished: Finished }): Record<string, Buffer> {
-  const r = job.finished.response
-  const a = r?.bytes
-  // The request and a journaled answer are in one file, read through one descriptor.
-  const same = a !== undefined && 'file' in a && a.file === job.request.file
-  const [request, answer] = readEach(
-    job.request.file,
-    same ? [[job.request.request], a.extents] : [[job.request.request]],
-  )
-  const files: Record<string, Buffer> = {
-    [REQUEST_FILE]: request as Buffer,
-    [META_FILE]: metaBytes(job.finished.meta),
-  }
-  if (r) files[r.file] = answer ?? answerBytes(r.bytes)
-  return files
-}
+export type { CommitJob } from './commit-job'
 
 export class Records {
   /** The agents' previous requests, within holdfast.yaml `limits.previous_cache_bytes`. */
@@ -137,6 +75,12 @@ export class Records {
         bytes = await readCommittedFile(agent.ws, agent.name, n - 1, REQUEST_FILE)
         const m = bytes && (await readCommittedFile(agent.ws, agent.name, n - 1, META_FILE))
         meta = m ? (JSON.parse(m.toString('utf8')) as StepMeta) : undefined
+        if (!bytes && n - 1 > agent.committed) {
+          // Not committed yet and not written by this serve: a step a fault kept in the journal.
+          const left = readJournal(agent.journalDir).steps.get(n - 1)
+          bytes = left?.request
+          meta = left?.meta
+        }
       }
     } catch (err) {
       return new RecordFault(`${where}'s request.json`, (err as Error).message)
@@ -213,6 +157,13 @@ export class Records {
       if (placed.size === 0) this.placed.delete(agent.key)
     }
     this.journal.agent(agent.journalDir).committed(n)
+  }
+
+  /** Forget what is kept of an idle agent (its journal's open files, places, previous request). */
+  forget(agent: AgentState): void {
+    this.placed.delete(agent.key)
+    this.previousRecords.forget(agent.key)
+    this.journal.forget(agent.journalDir)
   }
 
   close(): void {

@@ -33,7 +33,9 @@ export function segmentFiles(dir: string): { file: string; first: number }[] {
   try {
     names = fs.readdirSync(dir)
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    // No directory, or a file in its place: no journal (writing one then fails, RECORD_WRITE_FAILED).
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return []
     throw err
   }
   return names

@@ -74,6 +74,9 @@ interface Segment {
   closed?: Error
 }
 
+/** The errno a short write is reported with: the disk is full. */
+const SHORT_WRITE = 'ENOSPC'
+
 /** The error a write into a closed segment gets: the first failure, or why the file was closed. */
 const closedSegment = (file: string): Error =>
   new Error(`the journal file ${file} was there before this start and takes no new frames`)
@@ -125,9 +128,10 @@ export class AgentJournal {
     const want = at - seg.size
     try {
       const wrote = fs.writevSync(fd, parts)
+      // A short write is what a disk that filled mid-write gives: it counts as one (store/faults).
       if (wrote !== want)
         throw Object.assign(new Error(`the journal took ${wrote} of ${want} bytes in ${seg.file}`), {
-          code: 'ENOSPC',
+          code: SHORT_WRITE,
         })
       if (this.fsync && frames.some((f) => f.type === FRAME.SEND || f.type === FRAME.HEAD))
         fs.fdatasyncSync(fd)

@@ -8,6 +8,7 @@ import type { Identified } from '../../plugins/runner'
 import type { AgentState } from '../agents'
 import type { ServerContext } from '../context'
 import { type CommitJob, type JournalEntry, sendMeta, type StepMeta } from '../record'
+import type { FinishSummary } from '../record/finish'
 import type { Accepted } from './accept'
 import type { Held } from './hold'
 import type { Route } from './resolve'
@@ -24,8 +25,13 @@ export interface Recorded {
   meta: StepMeta
   /** Where the step's frames go in the journal (the answer's, as it streams). */
   entry: JournalEntry
-  /** Lets the queued commit go with what it holds, once finish has run; later calls do nothing. */
+  /**
+   * Lets the queued commit go: called once, by finish with how the forward went (or by the
+   * pipeline when the forward itself failed).
+   */
   settle: (job: CommitJob) => void
+  /** The finish's summary (usage, cost: what the log line and the plugins hear), once made. */
+  summary: Promise<FinishSummary>
 }
 
 export function record(
@@ -57,8 +63,20 @@ export function record(
   // A body sent as composed comes with its scan: the kept copy needs no scan of its own.
   const entry = ctx.records.writeSend(agent, n, held.bytes, held.parsed, meta, held.top)
   let settle!: (job: CommitJob) => void
-  const finished = new Promise<CommitJob>((resolve) => (settle = resolve))
+  const job = new Promise<CommitJob>((resolve) => (settle = resolve))
+  let summed!: (s: FinishSummary) => void
+  const summed_ = new Promise<FinishSummary>((resolve) => (summed = resolve))
   // Queued inside the lock, so commits are chained in step order.
-  void agent.queueCommit(n, finished)
-  return { n, workspace: who.workspace, agent, request, route, held, meta, entry, settle }
+  const landed = agent.queueCommit(n, job, summed)
+  // A commit that fails before its finish was summed up (the agent stalled) says so instead.
+  const summary = Promise.race([
+    summed_,
+    landed.then(() =>
+      Promise.reject(
+        new Error(`step ${meta.step} was not finished: ${agent.stalled?.message ?? 'its commit failed'}`),
+      ),
+    ),
+  ])
+  summary.catch(() => undefined)
+  return { n, workspace: who.workspace, agent, request, route, held, meta, entry, settle, summary }
 }

@@ -1,11 +1,11 @@
 /**
  * Atomic file replacement: write a temp file beside the target, then rename it over the target.
  * Invariant: a reader sees the old bytes or the new bytes, never a mix, and a failed write leaves
- * no temp file behind. Parent directories are created. Empty data writes an empty file.
- * No fsync: this survives a killed process, not a power cut.
+ * no temp file behind. Parent directories are created. Empty data writes an empty file. Without
+ * `fsync` (the sync writer's option) this survives a killed process, not a power cut.
  */
 import { randomBytes } from 'node:crypto'
-import { closeSync, openSync, renameSync, rmSync, writevSync, writeFileSync } from 'node:fs'
+import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writevSync } from 'node:fs'
 import { mkdir, open, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 
@@ -46,21 +46,20 @@ export async function writeFileAtomic(path: string, data: Buffer | string, mode?
 
 /**
  * The same, synchronously: for the commit worker, where blocking its own thread costs nothing.
- * `data` may be several buffers, written in order without being joined first.
+ * `data` may be several buffers, written in order without being joined first. With `fsync`, the
+ * file's bytes are on the disk before it takes the target's name (a power cut leaves the old file
+ * or the whole new one); the directory entry is the caller's to flush (`fsyncDir`), once for all
+ * the files it renames into one directory.
  */
 export function writeFileAtomicSync(
   path: string,
   data: Buffer | string | readonly Buffer[],
-  opts: { mode?: number; tempPrefix?: string } = {},
+  opts: { mode?: number; tempPrefix?: string; fsync?: boolean } = {},
 ): void {
   const temp = tempPathFor(path, opts.tempPrefix)
   try {
-    if (Array.isArray(data)) writeAllSync(temp, data as readonly Buffer[], opts.mode)
-    else
-      writeFileSync(temp, data as Buffer | string, {
-        flag: 'wx',
-        ...(opts.mode !== undefined ? { mode: opts.mode } : {}),
-      })
+    const parts = Array.isArray(data) ? (data as readonly Buffer[]) : [Buffer.from(data as Buffer | string)]
+    writeAllSync(temp, parts, opts.mode, opts.fsync === true)
     renameSync(temp, path)
   } catch (err) {
     rmSync(temp, { force: true })
@@ -68,15 +67,27 @@ export function writeFileAtomicSync(
   }
 }
 
+/** Flush a directory's entries (a file renamed into it, a file removed) to the disk. */
+export function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
 /**
- * Create `file` with `parts` in order (writev, as many calls as the kernel needs). The parts are
- * walked by index: a pack is thousands of parts, and dropping each written one by copying the rest
- * of the array (as this did) allocated 34 KB of heap per committed step at 32 steps a pack, 360 KB
- * at 320 (`HOLDFAST_BENCH_HEAP=1 node -r ./scripts/register.js bench/commit.ts 2000 32 320`).
+ * Create `file` with `parts` in order (writev, as many calls as the kernel needs), flushed to the
+ * disk when asked. The parts are walked by index: a pack is thousands of parts, and dropping each
+ * written one by copying the rest of the array allocated heap per step (docs/architecture.md,
+ * performance devices).
  */
-function writeAllSync(file: string, parts: readonly Buffer[], mode?: number): void {
+function writeAllSync(file: string, parts: readonly Buffer[], mode: number | undefined, sync: boolean): void {
   const fd = openSync(file, 'wx', mode ?? 0o666)
   try {
+    // An explicit mode is exact (the umask does not apply), as the async writer's chmod makes it.
+    if (mode !== undefined) fchmodSync(fd, mode)
     const rest = parts.filter((p) => p.length > 0)
     let i = 0
     while (i < rest.length) {
@@ -89,6 +100,7 @@ function writeAllSync(file: string, parts: readonly Buffer[], mode?: number): vo
       // A short write ends inside a part: its unwritten end goes first next time.
       if (wrote > 0) rest[i] = (rest[i] as Buffer).subarray(wrote)
     }
+    if (sync) fsyncSync(fd)
   } finally {
     closeSync(fd)
   }

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { writeFileAtomicSync } from './atomic'
+import { fsyncDir, writeFileAtomicSync } from './atomic'
 
 export type ObjectType = 'blob' | 'tree' | 'commit'
 /**
@@ -305,10 +305,15 @@ function u32(n: number): Buffer {
 
 /**
  * Write `objects` (duplicates dropped) as one pack in `<gitdir>/objects/pack/`. Synchronous: it
- * runs in the commit worker, where blocking costs nothing. Returns the pack's name, or undefined
- * when there was nothing to write.
+ * runs in the commit worker, where blocking costs nothing. With `durable`, the pack, its index and
+ * their directory entries are on the disk when this returns (a ref may then name what it holds).
+ * Returns the pack's name, or undefined when there was nothing to write.
  */
-export function writePack(gitdir: string, objects: readonly GitObject[]): string | undefined {
+export function writePack(
+  gitdir: string,
+  objects: readonly GitObject[],
+  options: { durable?: boolean } = {},
+): string | undefined {
   const unique = [...new Map(objects.map((o) => [o.oid, o])).values()]
   if (unique.length === 0) return undefined
   const parts: Buffer[] = [Buffer.from('PACK'), u32(2), u32(unique.length)]
@@ -365,7 +370,13 @@ export function writePack(gitdir: string, objects: readonly GitObject[]): string
     packDirs.add(dir)
   }
   // Read-only like git's own packs; a `tmp_` leftover of a crash is removed by `git prune`.
-  writeFileAtomicSync(path.join(dir, `${name}.pack`), parts, { mode: 0o444, tempPrefix: 'tmp_pack_hf' })
-  writeFileAtomicSync(path.join(dir, `${name}.idx`), idx, { mode: 0o444, tempPrefix: 'tmp_pack_hf' })
+  const fsync = options.durable === true
+  writeFileAtomicSync(path.join(dir, `${name}.pack`), parts, {
+    mode: 0o444,
+    tempPrefix: 'tmp_pack_hf',
+    fsync,
+  })
+  writeFileAtomicSync(path.join(dir, `${name}.idx`), idx, { mode: 0o444, tempPrefix: 'tmp_pack_hf', fsync })
+  if (fsync) fsyncDir(dir)
   return name
 }

@@ -2,9 +2,9 @@
  * Refs to notches (`--from`): a commit (or an unambiguous prefix), `agents/<agent>` (its tip),
  * `<agent>@<NNN>` (the commit of that step), or `config/<name>` (a clean start). Invariant: a fork
  * is carried as the resolved commit id (refs move); only a clean start keeps `config/<name>`.
- * A step commit says which step it is in its message: `step NNN: <model> [<agent>]`.
  */
-import { formatStep, parseStep } from '../core/naming'
+import { formatStep } from '../core/naming'
+import { stepOfSubject } from '../record/layout'
 import { readCommitInfo, resolveRevision } from './git'
 import type { Repo } from './git-repo'
 import { readRef } from './git-refs'
@@ -14,21 +14,12 @@ export type Notch =
   | { kind: 'clean'; ref: string; lineage: string; commit: string }
   | { kind: 'fork'; ref: string; commit: string; step?: { agent: string; n: number } }
 
-const STEP_MESSAGE = /^step (\d{3,}): .* \[([^\]]+)\]\s*$/
-
-/** The step a commit records, from its message; undefined for other commits. */
-export function stepOfMessage(message: string): { agent: string; n: number } | undefined {
-  const m = STEP_MESSAGE.exec(message.split('\n')[0] ?? '')
-  const n = m ? parseStep(m[1] as string) : undefined
-  return m && n !== undefined ? { agent: m[2] as string, n } : undefined
-}
-
 /** The commit of step `n` on `agents/<agent>`, walking first parents from the tip. */
 export async function stepCommit(repo: Repo, agent: string, n: number): Promise<string | undefined> {
   let oid = await readRef(repo, agentRef(agent))
   while (oid) {
     const info = await readCommitInfo(repo, oid)
-    const s = stepOfMessage(info.message)
+    const s = stepOfSubject(info.message)
     if (s && s.agent === agent) {
       if (s.n === n) return oid
       if (s.n < n) return undefined
@@ -60,6 +51,6 @@ export async function resolveNotch(repo: Repo, from: string): Promise<Notch> {
     throw new Error(`--from ${from}: ${err.message}`)
   })
   if (!commit) throw new Error(`--from ${from}: no such commit or ref`)
-  const step = stepOfMessage((await readCommitInfo(repo, commit)).message)
+  const step = stepOfSubject((await readCommitInfo(repo, commit)).message)
   return { kind: 'fork', ref: from, commit, ...(step ? { step } : {}) }
 }

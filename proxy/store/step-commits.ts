@@ -10,7 +10,8 @@
  * writes it whole). An empty batch writes nothing.
  */
 import { formatStep } from '../core/naming'
-import { commitTree, getTree } from './git-read'
+import { stepSubject, stepOfSubject } from '../record/layout'
+import { commitTree, getTree, readCommitInfo } from './git-read'
 import {
   commitBody,
   type Edit,
@@ -184,9 +185,14 @@ async function buildAgent(
     root = withTree(root, 'steps', stepsTree)
     const rootTree = put(gitObject('tree', treeBody(root)), root)
     const who: Signature = { ...AUTHOR, timestamp: Math.floor(Date.now() / 1000) }
-    const message = `step ${formatStep(s.n)}: ${s.model ?? 'unknown model'} [${agent}]\n`
-    const commit = put(gitObject('commit', commitBody(rootTree, parent ? [parent] : [], who, message)))
+    const commit = put(
+      gitObject(
+        'commit',
+        commitBody(rootTree, parent ? [parent] : [], who, stepSubject(agent, s.n, s.model)),
+      ),
+    )
     repo.commitTrees.set(commit, rootTree)
+    stepsOf(repo).set(commit, s.n)
     commits.push(commit)
     parent = commit
   }
@@ -196,38 +202,86 @@ async function buildAgent(
 }
 
 export interface Committed {
-  /** Commit id of every committed step, keyed `<agent>/<n>`. */
+  /** Commit id of every committed step, keyed `<agent>/<n>` (a step that was on its branch already: its commit there). */
   oids: Map<string, string>
   /** Agents whose branch could not be moved (locked, or moved by someone else 4 times): none of their steps is committed. */
   failed: Map<string, Error>
 }
 
+/** Each repository's step commits' numbers, by commit id (a tip's, to know what is on its branch). */
+const commitSteps_ = new WeakMap<Repo, Lru<number>>()
+function stepsOf(repo: Repo): Lru<number> {
+  let cache = commitSteps_.get(repo)
+  if (!cache) commitSteps_.set(repo, (cache = new Lru<number>(1024)))
+  return cache
+}
+
+/** The step of `agent` commit `oid` records (0 for any other commit: a dispatch, a config commit). */
+async function stepAt(repo: Repo, agent: string, oid: string): Promise<{ n: number; parent?: string }> {
+  const known = stepsOf(repo).get(oid)
+  const info = known === undefined || known > 0 ? await readCommitInfo(repo, oid) : undefined
+  const s = info ? stepOfSubject(info.message) : undefined
+  const n = s && s.agent === agent ? s.n : 0
+  stepsOf(repo).set(oid, n)
+  return { n, parent: info?.parents[0] }
+}
+
+/** The commit of step `n` at or below `tip` on `agent`'s branch, walking first parents. */
+async function findStep(repo: Repo, agent: string, tip: string, n: number): Promise<string | undefined> {
+  for (let oid: string | undefined = tip, hops = 0; oid && hops < 100_000; hops++) {
+    const at = await stepAt(repo, agent, oid)
+    if (at.n === n) return oid
+    if (at.n < n) return undefined
+    oid = at.parent
+  }
+  return undefined
+}
+
 /**
  * Commit `steps` (any agents of one workspace; each agent's in step order) as one pack. A branch
  * that does not exist is created at `config/default`'s tip; a branch someone else moved meanwhile
- * is built on again. Throws only when nothing could be written (then nothing moved).
+ * is built on again. A step whose number the branch tip has reached is on it already (the same
+ * step sent again, after a worker restart): it is not committed twice. Throws only when nothing
+ * could be written (then nothing moved).
  */
-export async function commitSteps(repo: Repo, steps: readonly StepToCommit[]): Promise<Committed> {
+export async function commitSteps(
+  repo: Repo,
+  steps: readonly StepToCommit[],
+  /** `durable`: packs and refs flushed to the disk (holdfast.yaml `journal.fsync`). */
+  options: { durable?: boolean } = {},
+): Promise<Committed> {
   const byAgent = new Map<string, StepToCommit[]>()
   for (const s of steps) byAgent.set(s.agent, [...(byAgent.get(s.agent) ?? []), s])
   const result: Committed = { oids: new Map(), failed: new Map() }
   let pending = [...byAgent.keys()]
   for (let attempt = 0; pending.length > 0; attempt++) {
     const objects: GitObject[] = []
-    const moves: { agent: string; tip: string | null; commits: string[] }[] = []
+    const moves: { agent: string; tip: string | null; commits: string[]; steps: StepToCommit[] }[] = []
     for (const agent of pending) {
       const tip = (await readRef(repo, agentRef(agent))) ?? null
+      const onBranch = tip ? (await stepAt(repo, agent, tip)).n : 0
+      const all = byAgent.get(agent) ?? []
+      for (const s of all.filter((x) => x.n <= onBranch)) {
+        const oid = await findStep(repo, agent, tip as string, s.n)
+        if (oid) result.oids.set(`${agent}/${s.n}`, oid)
+      }
+      const fresh = all.filter((x) => x.n > onBranch)
+      if (fresh.length === 0) continue
       const parent = tip ?? (await readRef(repo, configRef(DEFAULT_LINEAGE)))
-      const commits = await buildAgent(repo, agent, byAgent.get(agent) ?? [], parent, objects)
-      moves.push({ agent, tip, commits })
+      const commits = await buildAgent(repo, agent, fresh, parent, objects)
+      moves.push({ agent, tip, commits, steps: fresh })
     }
-    writePack(repo.gitdir, objects)
+    writePack(repo.gitdir, objects, options)
     const retry: string[] = []
     for (const m of moves) {
       try {
-        await casRef(repo, agentRef(m.agent), m.commits[m.commits.length - 1] as string, m.tip)
-        const list = byAgent.get(m.agent) ?? []
-        list.forEach((s, i) => result.oids.set(`${s.agent}/${s.n}`, m.commits[i] as string))
+        const last = m.steps[m.steps.length - 1] as StepToCommit
+        await casRef(repo, agentRef(m.agent), m.commits[m.commits.length - 1] as string, m.tip, {
+          durable: options.durable,
+          // The trail a start follows back when a power cut took the tip's objects.
+          reflog: stepSubject(m.agent, last.n, last.model),
+        })
+        m.steps.forEach((s, i) => result.oids.set(`${s.agent}/${s.n}`, m.commits[i] as string))
       } catch (err) {
         // Someone else moved the branch between our read and our swap: build on their tip.
         if (err instanceof RefConflict && attempt < 3) retry.push(m.agent)

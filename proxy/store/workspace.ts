@@ -30,6 +30,8 @@ export class Workspace {
   constructor(
     readonly home: string,
     readonly name: string,
+    /** Commits flushed to the disk before they count (holdfast.yaml `journal.fsync`). */
+    readonly options: { durable?: boolean } = {},
   ) {
     this.repo = openRepo(homePaths.repo(home, name))
     this.journalDir = homePaths.journal(home, name)
@@ -93,7 +95,7 @@ export class Workspace {
 
   /** Commit one step on the agent's branch; returns the commit id. */
   async commitStep(step: StepToCommit): Promise<string> {
-    const { oids, failed } = await commitSteps(this.repo, [step])
+    const { oids, failed } = await commitSteps(this.repo, [step], this.options)
     const err = failed.get(step.agent)
     if (err) throw err
     return oids.get(`${step.agent}/${step.n}`) as string
@@ -101,7 +103,7 @@ export class Workspace {
 
   /** Commit several steps (each agent's in step order) as one pack. */
   commitSteps(steps: readonly StepToCommit[]): Promise<Committed> {
-    return commitSteps(this.repo, steps)
+    return commitSteps(this.repo, steps, this.options)
   }
 
   /** Remove lock files a crashed writer left on agent refs (only under the home lock). */

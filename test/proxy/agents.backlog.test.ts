@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import { AgentState, CommitBacklog } from '../../proxy/agents'
 import { silentLogger } from '../../proxy/log'
 import type { CommitJob } from '../../proxy/record'
-import type { Committer } from '../../proxy/store/committer'
+import type { Committer } from '../../proxy/record/committer'
 import { Workspace } from '../../proxy/store/workspace'
 import { tempHome } from '../support/harness'
 
@@ -57,7 +57,8 @@ describe('AgentState.queueCommit and the backlog', () => {
       commit: () => new Promise<string>((resolve) => landings.push(() => resolve('0'.repeat(40)))),
       maintain: async () => undefined,
       memory: async () => undefined,
-      finish: () => Promise.reject(new Error('not used')),
+      faults: async () => [],
+      retry: async () => undefined,
       close: async () => undefined,
       land: () => landings.shift()?.(),
     }

@@ -12,7 +12,7 @@ import { CACHE_TTL_MS, LONG_CACHE_TTL_MS } from '../../proxy/core/hold'
 import { silentLogger } from '../../proxy/log'
 import type { CommitJob } from '../../proxy/record'
 import type { HoldfastConfig } from '../../proxy/store/config'
-import type { Committer } from '../../proxy/store/committer'
+import type { Committer } from '../../proxy/record/committer'
 import { Upstream } from '../../proxy/upstream'
 import { eventually, tempHome } from '../support/harness'
 
@@ -36,7 +36,8 @@ function heldCommitter(): Committer & { land(): void; commits: number } {
     },
     maintain: async () => undefined,
     memory: async () => undefined,
-    finish: () => Promise.reject(new Error('not used')),
+    faults: async () => [],
+    retry: async () => undefined,
     close: async () => undefined,
   }
   return c

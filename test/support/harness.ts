@@ -153,8 +153,13 @@ export interface Spawned {
 }
 
 /** Spawn `holdfast serve` and wait for its first stdout line. */
-export async function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Spawned> {
-  const child = spawn(process.execPath, ['-r', REGISTER, CLI, 'serve', ...args], {
+export async function spawnServe(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  /** Node options before the CLI (`-r test/support/disk-faults.js`). */
+  nodeArgs: string[] = [],
+): Promise<Spawned> {
+  const child = spawn(process.execPath, [...nodeArgs, '-r', REGISTER, CLI, 'serve', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,8 +4,7 @@
  * (RECORD_WRITE_FAILED, nothing remembered); the previous record the hold reads is the kept copy,
  * else the journal's (not committed yet), else the agent's branch, with its send time, keying
  * headers and status; a branch record that is not a request, or a directory in its place, is a
- * RecordFault naming it; there is none before step 2. A finished half is kept per step until its
- * commit takes it, exactly once; a commit holds request.json, meta.json and the response.
+ * RecordFault naming it; there is none before step 2.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -14,10 +13,9 @@ import { RecordFault, type PreviousStep } from '../../../proxy/core/hold'
 import { HoldfastError } from '../../../proxy/core/errors'
 import { AgentState } from '../../../proxy/agents'
 import { silentLogger } from '../../../proxy/log'
-import { finishedKey, FinishedSteps, type CommitJob, Records, recordFiles } from '../../../proxy/record'
-import type { Finished } from '../../../proxy/record/finish'
+import { Records } from '../../../proxy/record'
 import { readJournal } from '../../../proxy/record/journal-read'
-import { InlineCommitter } from '../../../proxy/store/committer'
+import { InlineCommitter } from '../../../proxy/record/committer'
 import type { Workspace } from '../../../proxy/store/workspace'
 import { tempHome } from '../../support/harness'
 import { commitDirectoryInPlace, commitFiles, readyWorkspace, requestBytes, sentMeta } from './steps.support'
@@ -155,98 +153,5 @@ describe('the previous record', () => {
       path: "step 001 of dir's request.json",
       problem: 'it is a directory, not a file',
     })
-  })
-})
-
-describe('finished halves between finish and commit', () => {
-  const finished = (agent: string, n: number): Finished => ({
-    meta: sentMeta('w', agent, n),
-    response: null,
-  })
-  const job = (agent: string, n: number): CommitJob => ({
-    agent,
-    n,
-    model: null,
-    request: {
-      file: '/nonexistent',
-      meta: { offset: 0, length: 0 },
-      request: { offset: 0, length: 0 },
-      chunks: [],
-    },
-  })
-
-  it('hands a kept half to its own commit exactly once, and says it was lost otherwise', () => {
-    const kept = new FinishedSteps()
-    const f = finished('a', 7)
-    kept.keep(f)
-    expect(finishedKey(f.meta)).toBe(['w', 'a', '007'].join('\u0000'))
-    expect(kept.complete('w', job('a', 7)).finished).toBe(f)
-    expect(() => kept.complete('w', job('a', 7))).toThrow(
-      'the finish of step 007 of a was lost (the commit worker restarted)',
-    )
-    expect(() => kept.complete('other-ws', job('a', 7))).toThrow(/was lost/)
-  })
-
-  it('passes a job that carries its own half through untouched', () => {
-    const kept = new FinishedSteps()
-    const f = finished('a', 1)
-    expect(kept.complete('w', { ...job('a', 1), finished: f }).finished).toBe(f)
-  })
-
-  // Regression: the bound was 4 096, below a real backlog (4 000 steps behind at 580 req/s), so
-  // halves a commit still waited for were dropped and their agents stalled until a restart.
-  it('keeps every half of a 10 000-step backlog, and forgets the oldest only past 65 536', () => {
-    const kept = new FinishedSteps()
-    for (let n = 1; n <= 10_000; n++) kept.keep(finished('a', n))
-    expect(kept.complete('w', job('a', 1)).finished.meta.step).toBe('001')
-    for (let n = 10_001; n <= 65_538; n++) kept.keep(finished('a', n))
-    expect(() => kept.complete('w', job('a', 2))).toThrow(/was lost/)
-    expect(kept.complete('w', job('a', 3)).finished.meta.step).toBe('003')
-    expect(kept.complete('w', job('a', 65_538)).finished.meta.step).toBe('65538')
-  })
-})
-
-describe("a commit's files", () => {
-  it('holds the request from the journal, the finished meta, and the answer read where the journal has it', () => {
-    const r = newRecords()
-    const agent = agentNamed('files')
-    const bytes = requestBytes('req')
-    const entry = r.writeSend(agent, 1, bytes, parsedOf(bytes), sentMeta('w', 'files', 1))
-    entry.sent()
-    entry.chunk(Buffer.from('data: {"a":'))
-    entry.chunk(Buffer.from('1}\n\n'))
-    const meta = { ...sentMeta('w', 'files', 1), status: 200 }
-    const files = recordFiles({
-      agent: 'files',
-      n: 1,
-      model: null,
-      request: entry.place,
-      finished: {
-        meta,
-        response: { file: 'response.sse', bytes: { file: entry.place.file, extents: entry.place.chunks } },
-      },
-    })
-    expect(Object.keys(files).sort()).toEqual(['meta.json', 'request.json', 'response.sse'])
-    expect(files['request.json']?.equals(bytes)).toBe(true)
-    expect(JSON.parse(files['meta.json']!.toString())).toEqual(meta)
-    expect(files['response.sse']?.toString()).toBe('data: {"a":1}\n\n')
-  })
-
-  it('holds decoded answer bytes as given, and no response file when there was no answer', () => {
-    const r = newRecords()
-    const agent = agentNamed('files2')
-    const bytes = requestBytes('req')
-    const entry = r.writeSend(agent, 1, bytes, parsedOf(bytes), sentMeta('w', 'files2', 1))
-    const base = { agent: 'files2', n: 1, model: null, request: entry.place }
-    const withAnswer = recordFiles({
-      ...base,
-      finished: {
-        meta: sentMeta('w', 'files2', 1),
-        response: { file: 'response.json', bytes: { bytes: Buffer.from('{"ok":true}') } },
-      },
-    })
-    expect(withAnswer['response.json']?.toString()).toBe('{"ok":true}')
-    const without = recordFiles({ ...base, finished: { meta: sentMeta('w', 'files2', 1), response: null } })
-    expect(Object.keys(without).sort()).toEqual(['meta.json', 'request.json'])
   })
 })

@@ -166,24 +166,26 @@ describe('recovery', () => {
     expect(fs.readdirSync(path.join(home, 'workspaces', 'default', 'journal'))).toEqual([])
   })
 
-  it('moves an entry that cannot be committed aside, says so in one line, and starts', async () => {
+  it('moves aside only an agent whose name can never be a branch, commits a step whose send half names no route as it is, and starts', async () => {
     const long = 'a'.repeat(251) // a name an older version accepted: its ref lock cannot exist
     craft(long, 1)
     craft('ok1', 1)
-    // A step whose send half names no route cannot be finished; the step after it goes aside too.
+    // A step whose send half names no route cannot be finished: it is kept as journaled, not dropped.
     craft('broken', 1, { meta: { version: 1, step: '001' } })
     craft('broken', 2)
     server = await serve()
-    expect(server.stderr()).toMatch(
-      /moved \d+ journal entr(y|ies) of default that could not be committed aside/,
-    )
+    expect(server.stderr()).toMatch(/step 001 moved aside: .*bytes of UTF-8/)
     const q = path.join(home, 'quarantine', 'default')
     expect(fs.readFileSync(path.join(q, long, '001', 'reason.txt'), 'utf8')).toMatch(/bytes of UTF-8/)
     expect(fs.readFileSync(path.join(q, long, '001', 'request.json'), 'utf8')).toBe(body(`crafted ${long}`))
-    expect(fs.readFileSync(path.join(q, 'broken', '002', 'reason.txt'), 'utf8')).toMatch(
-      /after an earlier step that could not be committed/,
-    )
     expect(fs.existsSync(path.join(home, 'workspaces', 'default', 'journal', long))).toBe(false)
+    // Both of broken's steps are on its branch, the first with the send half it has (no route).
+    expect(JSON.parse(show('broken', '001', 'meta.json').toString())).toMatchObject({
+      step: '001',
+      outcome: 'not_sent',
+    })
+    expect(git(repo(), 'log', '-1', '--format=%s', 'agents/broken~1')).toMatch(/^step 001: unknown model/)
+    expect(JSON.parse(show('broken', '002', 'meta.json').toString())).toMatchObject({ outcome: 'not_sent' })
     // The good agent was committed beside them; serve answers.
     expect(JSON.parse(show('ok1', '001', 'meta.json').toString())).toMatchObject({ outcome: 'not_sent' })
     const r = await step(server.url, 'ok1', body('after recovery'))

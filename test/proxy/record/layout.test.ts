@@ -1,9 +1,17 @@
 /**
- * record/layout: the names of a step's files, and `meta.json` as committed (indented, with a
- * final newline).
+ * record/layout: the names of a step's files, `meta.json` as committed (indented, with a final
+ * newline), where a step is in git, and its commit message written and read back.
  */
 import type { StepMeta } from '../../../generated/meta'
-import { META_FILE, metaBytes, REQUEST_FILE, RESPONSE_FILES } from '../../../proxy/record/layout'
+import {
+  META_FILE,
+  metaBytes,
+  REQUEST_FILE,
+  RESPONSE_FILES,
+  stepOfSubject,
+  stepSubject,
+  stepTreePath,
+} from '../../../proxy/record/layout'
 
 describe("a step's record", () => {
   it('is request.json, meta.json and one response file', () => {
@@ -18,5 +26,26 @@ describe("a step's record", () => {
 
   it('writes meta.json as indented JSON with a final newline', () => {
     expect(metaBytes({ step: '001' } as unknown as StepMeta).toString()).toBe('{\n  "step": "001"\n}\n')
+  })
+})
+
+describe("a step commit's message", () => {
+  it('reads "step NNN: <model> [<agent>]" from the first line only', () => {
+    expect(stepOfSubject('step 001: claude-x [main]\n')).toEqual({ agent: 'main', n: 1 })
+    expect(stepOfSubject('step 1000: a [b] [c.d]\n\nbody')).toEqual({ agent: 'c.d', n: 1000 })
+    expect(stepOfSubject('step 01: m [a]')).toBeUndefined()
+    expect(stepOfSubject('step 0001: m [a]')).toBeUndefined()
+    expect(stepOfSubject('config: add role x')).toBeUndefined()
+    expect(stepOfSubject('note\nstep 001: m [a]')).toBeUndefined()
+    expect(stepOfSubject('step 001: m []')).toBeUndefined()
+  })
+})
+
+describe('where a step is in git', () => {
+  it('is steps/<agent>/<NNN>, and its commit message names step, model and agent, read back the same', () => {
+    expect(stepTreePath('main', 7)).toBe('steps/main/007')
+    expect(stepSubject('main', 7, 'claude-x')).toBe('step 007: claude-x [main]\n')
+    expect(stepSubject('a.b', 1000, null)).toBe('step 1000: unknown model [a.b]\n')
+    expect(stepOfSubject(stepSubject('a.b', 1000, null))).toEqual({ agent: 'a.b', n: 1000 })
   })
 })

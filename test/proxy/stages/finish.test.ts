@@ -4,17 +4,18 @@
  * record (the hold reads it); an answer whole in the journal is read there (its headers from its
  * HEAD frame), any other answer travels with its headers; the step's commit lands with usage, stop
  * reason and the response file the finish found; no status means no response file; a finish that
- * fails still commits the step, with the meta as the forward knew it and the answer raw as
- * `response.txt`, and the failure reaches the caller.
+ * fails still commits the step, with the meta as the forward knew it, the error named and the
+ * answer raw as `response.txt`; the step's commit is one job: where it is and how the forward went.
  */
 import type { Identified } from '../../../plugins/runner'
 import type { JsonObject } from '../../../proxy/core/json'
 import { anthropic } from '../../../proxy/dialects'
-import type { FinishJob, FinishSummary } from '../../../proxy/record/finish'
+import type { CommitJob } from '../../../proxy/record'
+import type { FinishJob } from '../../../proxy/record/finish'
 import { readCommittedFile } from '../../../proxy/record/read'
-import { InlineCommitter } from '../../../proxy/store/committer'
+import { type CommitOptions, InlineCommitter } from '../../../proxy/record/committer'
 import { compose } from '../../../proxy/stages/compose'
-import { fallbackCommit, finish } from '../../../proxy/stages/finish'
+import { commitJob, failedForward, finish } from '../../../proxy/stages/finish'
 import type { Forwarded } from '../../../proxy/stages/forward'
 import { hold } from '../../../proxy/stages/hold'
 import { record, type Recorded } from '../../../proxy/stages/record'
@@ -43,14 +44,17 @@ const STREAM = [
   '',
 ].join('\n')
 
-/** The inline committer, whose finish fails when told to (a worker that died mid-finish). */
+/** The inline committer, keeping the finish jobs it is given; told to, its finish throws (a bug in a dialect's decoder). */
 class Committer extends InlineCommitter {
   failFinish = false
   jobs: FinishJob[] = []
-  override finish(job: FinishJob): Promise<FinishSummary> {
-    this.jobs.push(job)
-    if (this.failFinish) return Promise.reject(new Error('the commit worker exited (code 1)'))
-    return super.finish(job)
+  override commit(home: string, ws: string, job: CommitJob, options?: CommitOptions): Promise<string> {
+    if (job.finish) this.jobs.push(job.finish)
+    const broken =
+      this.failFinish && job.finish
+        ? { ...job, finish: { ...job.finish, dialect: 'nope' as 'anthropic' } }
+        : job
+    return super.commit(home, ws, broken, options)
   }
 }
 
@@ -63,7 +67,7 @@ beforeEach(() => {
   recorded = []
 })
 afterEach(async () => {
-  for (const s of recorded) s.settle(fallbackCommit(s, s.meta, null))
+  for (const s of recorded) s.settle(commitJob(s, failedForward(new Error('the test ended')), undefined))
   await run.close()
 })
 
@@ -209,10 +213,12 @@ describe('no answer', () => {
 })
 
 describe('a finish that fails', () => {
-  it('still commits the step with the meta as the forward knew it and the answer raw, and rethrows', async () => {
+  it('still commits the step with the meta as the forward knew it, the error named and the answer raw', async () => {
     committer.failFinish = true
     const s = await step()
-    await expect(finish(run.ctx, s, forwarded())).rejects.toThrow('the commit worker exited (code 1)')
+    const summary = await finish(run.ctx, s, forwarded())
+    expect(summary).toMatchObject({ status: 200, outcome: 'ok', response_file: 'response.txt' })
+    expect(summary.error?.code).toBe('INTERNAL')
     expect(await committed(s, 'response.txt')).toBe(ANSWER)
     expect(await committed(s, 'response.json')).toBeUndefined()
     const meta = await committedMeta(s)
@@ -221,17 +227,36 @@ describe('a finish that fails', () => {
   })
 })
 
-describe('the fallback commit', () => {
-  it('is the step with the given meta, and its answer raw as response.txt or none', async () => {
+describe("the step's commit job", () => {
+  it('is where the step is in the journal and how the forward went: an answer that travelled goes with its bytes and headers', async () => {
     const s = await step()
-    const bytes = { bytes: Buffer.from('raw') }
-    expect(fallbackCommit(s, s.meta, bytes)).toEqual({
+    const f = forwarded()
+    expect(commitJob(s, f, undefined)).toEqual({
       agent: 'main',
       n: 1,
       model: 'claude-sonnet-4-5',
       request: s.entry.place,
-      finished: { meta: s.meta, response: { file: 'response.txt', bytes } },
+      finish: {
+        dialect: 'anthropic',
+        place: s.entry.place,
+        answered: {
+          outcome: 'ok',
+          status: 200,
+          headers: f.headers,
+          ttfbMs: 12.345,
+          totalMs: 30,
+          error: null,
+        },
+        answer: { bytes: f.body },
+        prices: undefined,
+      },
     })
-    expect(fallbackCommit(s, s.meta, null).finished).toEqual({ meta: s.meta, response: null })
+  })
+
+  it('when the forward itself threw, is committed as interrupted with the error and no answer', async () => {
+    const s = await step()
+    const summary = await finish(run.ctx, s, failedForward(new Error('boom')))
+    expect(summary).toMatchObject({ status: null, outcome: 'interrupted', response_file: null })
+    expect(summary.error).toEqual({ code: 'INTERNAL', message: 'forwarding this step failed: boom' })
   })
 })

@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import { commitFiles } from '../../../proxy/store/git'
 import type { Repo } from '../../../proxy/store/git-repo'
 import { casRef } from '../../../proxy/store/git-refs'
-import { resolveNotch, stepCommit, stepOfMessage } from '../../../proxy/store/notch'
+import { resolveNotch, stepCommit } from '../../../proxy/store/notch'
 import { commitSteps } from '../../../proxy/store/step-commits'
 import { git, configRepo } from './git.support'
 
@@ -34,18 +34,6 @@ beforeEach(async () => {
   b1 = oids.get('b/1') as string
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
-
-describe('stepOfMessage', () => {
-  it('reads "step NNN: <model> [<agent>]" from the first line only', () => {
-    expect(stepOfMessage('step 001: claude-x [main]\n')).toEqual({ agent: 'main', n: 1 })
-    expect(stepOfMessage('step 1000: a [b] [c.d]\n\nbody')).toEqual({ agent: 'c.d', n: 1000 })
-    expect(stepOfMessage('step 01: m [a]')).toBeUndefined()
-    expect(stepOfMessage('step 0001: m [a]')).toBeUndefined()
-    expect(stepOfMessage('config: add role x')).toBeUndefined()
-    expect(stepOfMessage('note\nstep 001: m [a]')).toBeUndefined()
-    expect(stepOfMessage('step 001: m []')).toBeUndefined()
-  })
-})
 
 describe('stepCommit', () => {
   it("finds each step's commit on the agent's branch, and nothing for a step it does not have", async () => {

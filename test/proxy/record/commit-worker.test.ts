@@ -1,28 +1,33 @@
 /**
- * store/commit-worker: the worker thread itself, spoken to with its own messages. Covers: steps
+ * record/commit-worker: the worker thread itself, spoken to with its own messages. Covers: steps
  * that arrive together are committed as one pack, each its own commit in order, every message
- * answered by its id; a finish is answered at once, never queued behind commits; a step whose
- * finish was lost is answered with an error naming it; a maintain runs between a workspace's
- * commits in the order asked, never beside one, and merges its packs; a failure is answered with
- * the error's name and message.
+ * answered by its id; a step's summary is answered before its commit, when asked; a finish that
+ * throws still commits the step; a step sent again is committed once; a branch locked for a while
+ * and a full disk are waited out (reported meanwhile), never a step dropped; a maintain runs between
+ * a workspace's commits in the order asked and merges its packs; a failure is answered with the
+ * error's name and message.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { PACKAGE_ROOT, SOURCE_REGISTER } from '../../../proxy/package-root'
-import type { CommitReply, CommitRequest } from '../../../proxy/store/commit-worker'
+import type { CommitFault, CommitReply, CommitRequest } from '../../../proxy/record/commit-worker'
+import type { FinishSummary } from '../../../proxy/record/finish'
 import type { CommitJob } from '../../../proxy/record'
-import { finishStep } from '../../../proxy/record/finish'
 import { Workspace } from '../../../proxy/store/workspace'
 import { journalSteps, MODEL } from './commit.support'
-import { git, packFiles, tempDir } from './git.support'
+import { git, packFiles, tempDir } from '../store/git.support'
+import { eventually } from '../../support/harness'
 
 /** The worker, and the replies by id in the order they came. */
 class Port {
-  readonly worker = new Worker(path.join(PACKAGE_ROOT, 'proxy', 'store', 'commit-worker.ts'), {
-    execArgv: ['-r', SOURCE_REGISTER],
+  readonly worker = new Worker(path.join(PACKAGE_ROOT, 'proxy', 'record', 'commit-worker.ts'), {
+    execArgv: ['-r', SOURCE_REGISTER, '-r', DISK_FAULTS],
+    env: { ...process.env, HOLDFAST_DISK_FAULTS: FAULTS },
   })
   readonly order: number[] = []
+  /** The summaries answered, by id. */
+  readonly summaries = new Map<number, FinishSummary>()
   /** How many replies each message from the worker carried. */
   readonly messages: number[] = []
   private readonly waiting = new Map<number, (r: CommitReply) => void>()
@@ -32,6 +37,10 @@ class Port {
       this.messages.push(rs.length)
       for (const r of rs) {
         this.order.push(r.id)
+        if ('summary' in r) {
+          this.summaries.set(r.id, r.summary)
+          continue
+        }
         this.waiting.get(r.id)?.(r)
         this.waiting.delete(r.id)
       }
@@ -68,27 +77,41 @@ beforeEach(async () => {
 afterEach(() => fs.rmSync(home, { recursive: true, force: true }))
 
 /** Post step `job`'s commit to workspace `w` of `home` (a fresh id unless given); resolves with its reply. */
-const commit = (job: CommitJob, id = port.id()): Promise<CommitReply> =>
-  port.post({ kind: 'commit', id, home, ws: 'w', job, maintainAfter: 0 })
+const commit = (job: CommitJob, id = port.id(), summary = false): Promise<CommitReply> =>
+  port.post(commitMessage(job, id, summary))
+const commitMessage = (job: CommitJob, id = port.id(), summary = false): CommitRequest => ({
+  kind: 'commit',
+  id,
+  home,
+  ws: 'w',
+  job,
+  maintainAfter: 0,
+  summary,
+})
+
+/** The simulated disk of the worker (test/support/disk-faults.js): a fault under the repository, or none. */
+const FAULTS = path.join(tempDir('holdfast-faults-'), 'control.json')
+const DISK_FAULTS = path.join(PACKAGE_ROOT, 'test', 'support', 'disk-faults.js')
+const diskFault = (fault: 'ENOSPC' | 'EROFS' | undefined): void =>
+  fs.writeFileSync(FAULTS, fault ? JSON.stringify({ under: ws.repo.gitdir, fault }) : '')
+const faults = async (): Promise<CommitFault[]> =>
+  valueOf(await port.post({ kind: 'faults', id: port.id() })) as CommitFault[]
 
 const valueOf = (r: CommitReply): unknown => {
+  if ('summary' in r) throw new Error('a summary is no answer')
   if ('error' in r) throw new Error(`the worker answered ${r.error.name}: ${r.error.message}`)
   return r.value
 }
 
 describe('the commit worker', () => {
+  afterEach(() => diskFault(undefined))
+
   it('commits steps that arrive together as one pack, each its own commit in order, answering each by id', async () => {
     const steps = journalSteps(home, 'w', [
       { agent: 'a', n: 1 },
       { agent: 'a', n: 2 },
       { agent: 'b', n: 1 },
     ])
-    const summaries = await Promise.all(
-      steps.map((s) => port.post({ kind: 'finish', id: port.id(), job: s.finish })),
-    )
-    expect(
-      summaries.map((r) => (valueOf(r) as { usage: { output_tokens: number } }).usage.output_tokens),
-    ).toEqual([1, 2, 1])
     const before = packFiles(ws.repo.gitdir).length
     const ids = steps.map(() => port.id())
     const replies = await Promise.all(steps.map((s, i) => commit(s.commit, ids[i] as number)))
@@ -104,29 +127,28 @@ describe('the commit worker', () => {
       `step 001: ${MODEL} [a]`,
     ])
     expect(git(ws.repo.gitdir, 'show', `${oids[2]}:steps/b/001/response.json`)).toBe(steps[2]!.answer)
+    const meta = JSON.parse(git(ws.repo.gitdir, 'show', `${oids[1]}:steps/a/002/meta.json`))
+    expect(meta.usage).toMatchObject({ output_tokens: 2 })
     expect(git(ws.repo.gitdir, 'fsck', '--strict', '--no-dangling')).toBe('')
   })
 
-  it('answers the messages that came as one with one message, and the commits of one batch with one', async () => {
+  it("answers each step's summary (usage, cost) before its commit when asked, in the same message as the others'", async () => {
     const steps = journalSteps(home, 'w', [
       { agent: 'a', n: 1 },
       { agent: 'a', n: 2 },
       { agent: 'b', n: 1 },
     ])
     const seen = port.messages.length
-    const finishes = await Promise.all(
-      port.postAll(steps.map((s) => ({ kind: 'finish', id: port.id(), job: s.finish }))),
-    )
-    finishes.forEach(valueOf)
-    expect(port.messages.slice(seen)).toEqual([3])
-    const commits = await Promise.all(
-      port.postAll(
-        steps.map((s) => ({ kind: 'commit', id: port.id(), home, ws: 'w', job: s.commit, maintainAfter: 0 })),
-      ),
-    )
+    const ms = steps.map((s) => commitMessage(s.commit, port.id(), true))
+    const commits = await Promise.all(port.postAll(ms))
     commits.forEach(valueOf)
+    // The three summaries in one message, then the batch's three commits in one.
     expect(port.messages.slice(seen)).toEqual([3, 3])
+    expect(ms.map((m) => port.summaries.get(m.id)?.usage?.output_tokens)).toEqual([1, 2, 1])
     expect(await Promise.all(['a', 'b'].map((a) => ws.committedSteps(a)))).toEqual([2, 1])
+    const quiet = commitMessage(journalSteps(home, 'w', [{ agent: 'a', n: 3 }])[0]!.commit)
+    valueOf(await port.post(quiet))
+    expect(port.summaries.has(quiet.id)).toBe(false)
   })
 
   it('commits a backlog in bounded packs (at most 512 steps each), every step its own commit in order', async () => {
@@ -135,7 +157,6 @@ describe('the commit worker', () => {
       'w',
       Array.from({ length: 600 }, (_, i) => ({ agent: `a${i % 3}`, n: Math.floor(i / 3) + 1 })),
     )
-    await Promise.all(steps.map((s) => port.post({ kind: 'finish', id: port.id(), job: s.finish })))
     const before = packFiles(ws.repo.gitdir).length
     const replies = await Promise.all(steps.map((s) => commit(s.commit)))
     replies.forEach(valueOf)
@@ -143,67 +164,80 @@ describe('the commit worker', () => {
     expect(await Promise.all(['a0', 'a1', 'a2'].map((a) => ws.committedSteps(a)))).toEqual([200, 200, 200])
   })
 
-  it('answers a finish at once, ahead of a commit of its workspace that was asked for first', async () => {
+  it('commits a step whose finish throws with the meta as sent, the error named and the answer kept raw', async () => {
+    const [s] = journalSteps(home, 'w', [{ agent: 'a', n: 1 }])
+    // A dialect no finish knows: finishing throws.
+    const job = { ...s!.commit, finish: { ...s!.finish, dialect: 'nope' as 'anthropic' } }
+    const oid = valueOf(await commit(job)) as string
+    const meta = JSON.parse(git(ws.repo.gitdir, 'show', `${oid}:steps/a/001/meta.json`))
+    expect(meta).toMatchObject({ status: 200, outcome: 'ok', response_file: 'response.txt' })
+    expect(meta.error.code).toBe('INTERNAL')
+    expect(git(ws.repo.gitdir, 'show', `${oid}:steps/a/001/response.txt`)).toBe(s!.answer)
+  })
+
+  it('commits a step sent twice (again after a worker restart) once, answering both with its commit', async () => {
     const [s1, s2] = journalSteps(home, 'w', [
       { agent: 'a', n: 1 },
       { agent: 'a', n: 2 },
     ])
-    const commitId = port.id()
-    const finishId = port.id()
-    const committed = commit({ ...s1!.commit, finished: finishStep(s1!.finish) }, commitId)
-    const finished = port.post({ kind: 'finish', id: finishId, job: s2!.finish })
-    await Promise.all([committed, finished])
-    expect(port.order.indexOf(finishId)).toBeLessThan(port.order.indexOf(commitId))
-    expect(valueOf(await finished)).toMatchObject({ status: 200, outcome: 'ok' })
-  })
-
-  it('answers a commit whose finish was lost with an error naming the step, and moves nothing', async () => {
-    const [s] = journalSteps(home, 'w', [{ agent: 'a', n: 1 }])
-    const r = await commit(s!.commit)
-    expect(r).toEqual({
-      id: r.id,
-      error: { name: 'Error', message: 'the finish of step 001 of a was lost (the commit worker restarted)' },
-    })
-    expect(await ws.committedSteps('a')).toBe(0)
-  })
-
-  // Regression: one step whose finish was lost failed the whole batch, so another agent's step
-  // committed in the same 20 ms window was refused too and its finished half was lost with it.
-  it("fails only the step whose finish was lost: another agent's step in the same batch is committed, the agent's own later step waits in the journal", async () => {
-    const [a1, a2, b1] = journalSteps(home, 'w', [
-      { agent: 'a', n: 1 },
-      { agent: 'a', n: 2 },
-      { agent: 'b', n: 1 },
+    const first = valueOf(await commit(s1!.commit)) as string
+    const [again, next] = (await Promise.all([commit(s1!.commit), commit(s2!.commit)])).map(valueOf)
+    expect(again).toBe(first)
+    expect(git(ws.repo.gitdir, 'rev-list', 'agents/a', '^config/default').trim().split('\n')).toEqual([
+      next,
+      first,
     ])
-    for (const s of [a2!, b1!]) valueOf(await port.post({ kind: 'finish', id: port.id(), job: s.finish }))
-    const replies = await Promise.all([a1!, b1!, a2!].map((s) => commit(s.commit)))
-    expect(replies[0]).toMatchObject({
-      error: { message: 'the finish of step 001 of a was lost (the commit worker restarted)' },
-    })
-    const oid = valueOf(replies[1]!) as string
-    expect(git(ws.repo.gitdir, 'rev-parse', 'agents/b').trim()).toBe(oid)
-    expect(git(ws.repo.gitdir, 'show', `${oid}:steps/b/001/response.json`)).toBe(b1!.answer)
-    // a's step 002 must not land before its step 001: it stays for the next start's recovery.
-    expect(replies[2]).toMatchObject({
-      error: { message: 'the finish of step 001 of a was lost (the commit worker restarted)' },
-    })
-    expect(await ws.committedSteps('a')).toBe(0)
   })
 
-  // Regression: a retried commit asked the finished halves again, which its first attempt had taken,
-  // so a branch locked for a moment failed its steps with "the finish … was lost".
-  it('retries a step whose branch was locked until the lock goes, committing it with its finished half', async () => {
+  it('waits out a branch locked for longer than its old give-up (40 s is shortened here by retry), committing it once the lock goes', async () => {
     const [s] = journalSteps(home, 'w', [{ agent: 'a', n: 1 }])
-    valueOf(await port.post({ kind: 'finish', id: port.id(), job: s!.finish }))
     const lock = path.join(ws.repo.gitdir, 'refs', 'heads', 'agents', 'a.lock')
     fs.mkdirSync(path.dirname(lock), { recursive: true })
     fs.writeFileSync(lock, '')
     const committed = commit(s!.commit)
-    await new Promise((r) => setTimeout(r, 400)) // the first attempts meet the lock
+    // Seven retries meet the lock: past the six the worker once gave up after.
+    for (let i = 0; i < 7; i++) {
+      await eventually(async () => ((await faults())[0]?.attempts ?? 0) > i, 30_000)
+      valueOf(await port.post({ kind: 'retry', id: port.id() }))
+    }
+    expect(await faults()).toEqual([
+      expect.objectContaining({ ws: 'w', error: expect.stringMatching(/locked/), waiting: 1 }),
+    ])
     fs.rmSync(lock)
+    valueOf(await port.post({ kind: 'retry', id: port.id() }))
     const oid = valueOf(await committed) as string
     expect(git(ws.repo.gitdir, 'rev-parse', 'agents/a').trim()).toBe(oid)
     expect(git(ws.repo.gitdir, 'show', `${oid}:steps/a/001/response.json`)).toBe(s!.answer)
+    expect(await faults()).toEqual([])
+  })
+
+  it('waits out a full disk: the pack write fails, nothing moves, and every step lands in order once there is room', async () => {
+    const steps = journalSteps(
+      home,
+      'w',
+      [1, 2, 3].map((n) => ({ agent: 'a', n })),
+    )
+    const packs = packFiles(ws.repo.gitdir)
+    diskFault('ENOSPC')
+    const committed = Promise.all(steps.map((s) => commit(s.commit)))
+    await eventually(async () => /ENOSPC/.test((await faults())[0]?.error ?? ''), 30_000)
+    expect((await faults())[0]).toMatchObject({ waiting: 3 })
+    expect(await ws.committedSteps('a')).toBe(0)
+    // A failed pack write leaves no pack behind, nor a temp file of one.
+    expect(packFiles(ws.repo.gitdir)).toEqual(packs)
+    expect(
+      fs.readdirSync(path.join(ws.repo.gitdir, 'objects', 'pack')).filter((f) => f.startsWith('tmp_')),
+    ).toEqual([])
+    diskFault(undefined)
+    valueOf(await port.post({ kind: 'retry', id: port.id() }))
+    const oids = (await committed).map(valueOf)
+    expect(git(ws.repo.gitdir, 'rev-list', 'agents/a', '^config/default').trim().split('\n')).toEqual(
+      [...oids].reverse(),
+    )
+    expect(git(ws.repo.gitdir, 'show', 'agents/a:steps/a/002/request.json')).toBe(
+      steps[1]!.request.toString(),
+    )
+    expect(git(ws.repo.gitdir, 'fsck', '--strict', '--no-dangling')).toBe('')
   })
 
   it('runs a maintain between commits in the order asked, merging the packs, and answers every message', async () => {
@@ -214,14 +248,14 @@ describe('the commit worker', () => {
     )
     for (const s of steps.slice(0, 3)) {
       // One batch each: three packs to merge.
-      valueOf(await commit({ ...s.commit, finished: finishStep(s.finish) }))
+      valueOf(await commit(s.commit))
     }
     const before = packFiles(ws.repo.gitdir).length
     const maintainId = port.id()
     const lastId = port.id()
     const [maintained, last] = await Promise.all([
       port.post({ kind: 'maintain', id: maintainId, home, ws: 'w' }),
-      commit({ ...steps[3]!.commit, finished: finishStep(steps[3]!.finish) }, lastId),
+      commit(steps[3]!.commit, lastId),
     ])
     expect(maintained).toEqual({ id: maintainId, value: undefined })
     expect(port.order.indexOf(maintainId)).toBeLessThan(port.order.indexOf(lastId))

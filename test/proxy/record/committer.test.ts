@@ -1,17 +1,18 @@
 /**
- * store/committer: where step commits run. Covers, for the inline committer and the worker one
- * alike: a finished step commits its request, meta and answer as one commit git reads; a step
- * whose finish was lost is refused by name and moves nothing; a job carrying its finished half
- * needs no finish. For the worker: errors cross the thread with their name and message, a worker
- * that dies fails its pending commits and a new one takes the next, and maintain merges packs.
+ * record/committer: where step commits run. Covers, for the inline committer and the worker one
+ * alike: a step is finished and committed from one job (its summary heard first), its request,
+ * meta and answer as one commit git reads; a job carrying its finished half is committed as it
+ * is; an agent's steps land in the order asked. For the worker: errors cross the thread with their
+ * name and message, a worker that dies is started again and sent again what it had not answered
+ * (committed once), what is asked in one turn goes as one message, and maintain merges packs.
  */
 import fs from 'node:fs'
 import type { Worker } from 'node:worker_threads'
-import { finishStep } from '../../../proxy/record/finish'
-import { type Committer, InlineCommitter, WorkerCommitter } from '../../../proxy/store/committer'
+import { finishStep, type FinishSummary } from '../../../proxy/record/finish'
+import { type Committer, InlineCommitter, WorkerCommitter } from '../../../proxy/record/committer'
 import { Workspace } from '../../../proxy/store/workspace'
 import { journalSteps, MODEL } from './commit.support'
-import { git, packFiles, tempDir } from './git.support'
+import { git, packFiles, tempDir } from '../store/git.support'
 
 let home: string
 let ws: Workspace
@@ -32,18 +33,26 @@ function contract(make: () => Committer): void {
   })
   afterAll(() => c.close())
 
-  it('commits a finished step: its exact request, the finished meta and the answer, on the agent branch', async () => {
+  it('finishes and commits a step from one job: its summary first, then its exact request, the finished meta and the answer on the agent branch', async () => {
     const [s] = journalSteps(home, 'w', [{ agent: 'main', n: 1 }])
     if (!s) throw new Error('no step')
-    const summary = await c.finish(s.finish)
+    const heard: string[] = []
+    let summary: FinishSummary | undefined
+    const oid = await c.commit(home, 'w', s.commit, {
+      onFinished: (x) => {
+        summary = x
+        heard.push('summary')
+      },
+    })
+    heard.push('committed')
+    expect(heard).toEqual(['summary', 'committed'])
     expect(summary).toMatchObject({
       status: 200,
       outcome: 'ok',
       stop_reason: 'end_turn',
       response_file: 'response.json',
     })
-    expect(summary.usage).toMatchObject({ output_tokens: 1 })
-    const oid = await c.commit(home, 'w', s.commit)
+    expect(summary?.usage).toMatchObject({ output_tokens: 1 })
     expect(git(ws.repo.gitdir, 'rev-parse', 'agents/main').trim()).toBe(oid)
     expect(git(ws.repo.gitdir, 'log', '-1', '--format=%s', oid).trim()).toBe(`step 001: ${MODEL} [main]`)
     const request = git(ws.repo.gitdir, 'cat-file', 'blob', `${oid}:steps/main/001/request.json`)
@@ -60,15 +69,7 @@ function contract(make: () => Committer): void {
     expect(git(ws.repo.gitdir, 'fsck', '--strict', '--no-dangling')).toBe('')
   })
 
-  it('refuses to commit a step whose finish it never kept, naming the step, and moves nothing', async () => {
-    const [s] = journalSteps(home, 'w', [{ agent: 'main', n: 1 }])
-    await expect(c.commit(home, 'w', s!.commit)).rejects.toThrow(
-      'the finish of step 001 of main was lost (the commit worker restarted)',
-    )
-    expect(() => git(ws.repo.gitdir, 'rev-parse', '--verify', '-q', 'agents/main')).toThrow()
-  })
-
-  it('commits a job that carries its finished half without any finish call, once', async () => {
+  it('commits a job that carries its finished half as it is', async () => {
     const [s1, s2] = journalSteps(home, 'w', [
       { agent: 'main', n: 1 },
       { agent: 'main', n: 2 },
@@ -87,9 +88,7 @@ function contract(make: () => Committer): void {
       'w',
       [1, 2, 3, 4, 5].map((n) => ({ agent: 'main', n })),
     )
-    const oids = await Promise.all(
-      steps.map((s) => c.commit(home, 'w', { ...s.commit, finished: finishStep(s.finish) })),
-    )
+    const oids = await Promise.all(steps.map((s) => c.commit(home, 'w', s.commit)))
     expect(git(ws.repo.gitdir, 'rev-list', 'agents/main', '-n', '5').trim().split('\n')).toEqual(
       [...oids].reverse(),
     )
@@ -109,7 +108,7 @@ describe('InlineCommitter', () => {
       'w',
       [1, 2, 3, 4].map((n) => ({ agent: 'main', n })),
     )
-    for (const s of steps) await c.commit(home, 'w', { ...s.commit, finished: finishStep(s.finish) })
+    for (const s of steps) await c.commit(home, 'w', s.commit)
     const before = packFiles(ws.repo.gitdir).length
     await c.maintain(home, 'w')
     expect(packFiles(ws.repo.gitdir).length).toBeLessThan(before)
@@ -120,27 +119,46 @@ describe('InlineCommitter', () => {
 describe('WorkerCommitter', () => {
   contract(() => new WorkerCommitter())
 
-  it('fails the commits pending in a worker that dies, then starts a new worker for the next one', async () => {
+  it('sends the commits a dying worker had not answered to a new one, which commits each once, in order', async () => {
     const c = new WorkerCommitter()
     try {
-      const [s1, s2] = journalSteps(home, 'w', [
-        { agent: 'main', n: 1 },
-        { agent: 'main', n: 2 },
-      ])
-      await c.finish(s1!.finish) // the worker is up
+      const [s1, s2, s3] = journalSteps(
+        home,
+        'w',
+        [1, 2, 3].map((n) => ({ agent: 'main', n })),
+      )
+      const first = await c.commit(home, 'w', s1!.commit) // the worker is up
       const worker = (c as unknown as { worker: Worker }).worker
-      const pending = c.commit(home, 'w', s1!.commit) // waits in the worker's 20 ms gathering window
+      // s1 again (as if its answer had been lost with the worker) and s2, waiting in the gathering window.
+      const pending = [c.commit(home, 'w', s1!.commit), c.commit(home, 'w', s2!.commit)]
+      await new Promise((r) => setImmediate(r)) // sent
       await worker.terminate()
-      await expect(pending).rejects.toThrow(/the commit worker exited/)
-      expect(() => git(ws.repo.gitdir, 'rev-parse', '--verify', '-q', 'agents/main')).toThrow()
-      // A fresh worker kept no finish: a job must carry its own, and then it commits.
-      await expect(c.commit(home, 'w', s1!.commit)).rejects.toThrow(/was lost/)
-      const oid = await c.commit(home, 'w', { ...s1!.commit, finished: finishStep(s1!.finish) })
-      expect(git(ws.repo.gitdir, 'rev-parse', 'agents/main').trim()).toBe(oid)
+      const [again, second] = await Promise.all(pending)
+      expect(again).toBe(first)
       expect((c as unknown as { worker: Worker }).worker).not.toBe(worker)
-      await c.finish(s2!.finish)
-      await c.commit(home, 'w', s2!.commit)
-      expect(await ws.committedSteps('main')).toBe(2)
+      const third = await c.commit(home, 'w', s3!.commit)
+      expect(git(ws.repo.gitdir, 'rev-list', 'agents/main', '^config/default').trim().split('\n')).toEqual([
+        third,
+        second,
+        first,
+      ])
+    } finally {
+      await c.close()
+    }
+  })
+
+  it('fails a commit whose worker died three times before answering it', async () => {
+    const c = new WorkerCommitter()
+    try {
+      const [s1] = journalSteps(home, 'w', [{ agent: 'main', n: 1 }])
+      await c.memory() // nothing started yet: no worker is asked
+      const pending = c.commit(home, 'w', s1!.commit)
+      const failed = pending.catch((e: unknown) => e)
+      for (let i = 0; i < 3; i++) {
+        await new Promise((r) => setImmediate(r))
+        await (c as unknown as { worker: Worker }).worker.terminate()
+      }
+      expect(String(await failed)).toMatch(/the commit worker exited/)
     } finally {
       await c.close()
     }
@@ -154,16 +172,21 @@ describe('WorkerCommitter', () => {
         'w',
         [1, 2, 3, 4].map((n) => ({ agent: 'main', n })),
       )
-      await c.finish(steps[0]!.finish) // the worker is up
+      await c.commit(home, 'w', steps[0]!.commit) // the worker is up
       const worker = (c as unknown as { worker: Worker }).worker
       const sent = jest.spyOn(worker, 'postMessage')
-      const summaries = await Promise.all(steps.slice(1).map((s) => c.finish(s.finish)))
-      expect(summaries.map((x) => x.status)).toEqual([200, 200, 200])
+      const summaries: number[] = []
+      await Promise.all(
+        steps
+          .slice(1)
+          .map((s) => c.commit(home, 'w', s.commit, { onFinished: (x) => summaries.push(x.status ?? 0) })),
+      )
+      expect(summaries).toEqual([200, 200, 200])
       expect(sent).toHaveBeenCalledTimes(1)
       expect((sent.mock.calls[0]?.[0] as { kind: string }[]).map((m) => m.kind)).toEqual([
-        'finish',
-        'finish',
-        'finish',
+        'commit',
+        'commit',
+        'commit',
       ])
       const memory = c.memory()
       expect(sent).toHaveBeenCalledTimes(2)
@@ -188,7 +211,7 @@ describe('WorkerCommitter', () => {
         'w',
         [1, 2, 3].map((n) => ({ agent: 'main', n })),
       )
-      for (const s of steps) await c.commit(home, 'w', { ...s.commit, finished: finishStep(s.finish) })
+      for (const s of steps) await c.commit(home, 'w', s.commit)
       const before = packFiles(ws.repo.gitdir).length
       await c.maintain(home, 'w')
       expect(packFiles(ws.repo.gitdir).length).toBeLessThan(before)

@@ -4,7 +4,7 @@
  */
 import v8 from 'node:v8'
 import vm from 'node:vm'
-import { Mutex } from '../../proxy/agents'
+import { Mutex } from '../../../proxy/core/mutex'
 
 describe('Mutex', () => {
   it('runs sections one at a time in call order, and a failing one does not stop the next', async () => {

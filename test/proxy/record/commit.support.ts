@@ -47,7 +47,7 @@ export interface JournaledStep {
   request: Buffer
   answer: string
   finish: FinishJob
-  /** The commit job without its finished half (the committer must have kept it). */
+  /** The commit job the server sends: where the step is, and how to finish it. */
   commit: CommitJob
 }
 
@@ -76,18 +76,19 @@ export function journalSteps(
         ended_at: '2026-12-02T00:00:01.000Z',
       })
       const place = entry.place
+      const finish: FinishJob = {
+        dialect: 'anthropic',
+        place,
+        answered: { outcome: 'ok', status: 200, ttfbMs: 1, totalMs: 2, error: null },
+        prices: undefined,
+      }
       return {
         agent,
         n,
         request,
         answer,
-        finish: {
-          dialect: 'anthropic',
-          place,
-          answered: { outcome: 'ok', status: 200, ttfbMs: 1, totalMs: 2, error: null },
-          prices: undefined,
-        },
-        commit: { agent, n, model: MODEL, request: place },
+        finish,
+        commit: { agent, n, model: MODEL, request: place, finish },
       }
     })
   } finally {

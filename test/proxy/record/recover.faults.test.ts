@@ -1,0 +1,244 @@
+/**
+ * Records that survive the disk (issue 28), with a real `holdfast serve` whose disk fails on
+ * demand (test/support/disk-faults.js: a full or read-only file system under a directory, for the
+ * server thread and its commit worker alike). Rules: a full disk refuses steps with
+ * RECORD_WRITE_FAILED and sends nothing; steps the journal took but the repository could not are
+ * committed, in order and byte-equal to what the provider received, once the disk has room, without
+ * a restart; a restart while the repository is read-only deletes nothing and numbers new steps
+ * after the ones waiting; `holdfast recover` commits them once the disk allows, with or without a
+ * running serve; a flipped byte in a journal loses the damaged frame only, its bytes kept aside and
+ * its number never given again.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { StepMeta } from '../../../generated/meta'
+import { Journal } from '../../../proxy/record/journal'
+import { segmentFiles } from '../../../proxy/record/journal-read'
+import { homeToken } from '../../../proxy/store/token'
+import { loadConfig } from '../../../proxy/store/config'
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'
+import {
+  cli,
+  configFor,
+  eventually,
+  git,
+  ROOT,
+  spawnServe,
+  tempHome,
+  writeConfig,
+  type Spawned,
+} from '../../support/harness'
+import { postAnthropic } from '../../support/raw-http'
+
+const DISK_FAULTS = path.join(ROOT, 'test', 'support', 'disk-faults.js')
+const MODEL = 'claude-sonnet-4-5'
+
+let fake: FakeUpstream
+let home: string
+let control: string
+let server: Spawned | undefined
+
+beforeAll(async () => {
+  fake = await startFakeUpstream()
+})
+beforeEach(() => {
+  home = tempHome()
+  control = path.join(home, 'disk-faults.json')
+  writeConfig(home, configFor(fake))
+  fake.reset()
+})
+afterEach(async () => {
+  await server?.kill('SIGKILL')
+  server = undefined
+  fs.rmSync(home, { recursive: true, force: true })
+})
+afterAll(() => fake.close())
+
+const env = (): NodeJS.ProcessEnv => ({ HOLDFAST_DISK_FAULTS: control, HOLDFAST_LOG_LEVEL: 'info' })
+const serve = (): Promise<Spawned> => spawnServe(['--home', home, '--port', '0'], env(), ['-r', DISK_FAULTS])
+const wsDir = (): string => path.join(home, 'workspaces', 'default')
+const repo = (): string => path.join(wsDir(), 'repo.git')
+/** The disk under `dir` fails with `fault` from now on; undefined: the disk is healthy again. */
+const disk = (fault?: 'ENOSPC' | 'EROFS', dir = wsDir()): void =>
+  fs.writeFileSync(control, fault ? JSON.stringify({ under: dir, fault }) : '')
+
+const body = (text: string, pad = 0): string =>
+  JSON.stringify({
+    model: MODEL,
+    max_tokens: 16,
+    messages: [{ role: 'user', content: text + 'x'.repeat(pad) }],
+  })
+const post = (agent: string, text: string, pad = 0) =>
+  postAnthropic((server as Spawned).url, `/w/default/a/${agent}/v1/messages`, body(text, pad))
+
+/** The steps on `agent`'s branch, by number. */
+function branch(agent: string): string[] {
+  try {
+    return git(repo(), 'ls-tree', '--name-only', `agents/${agent}`, `steps/${agent}/`)
+      .split('\n')
+      .filter(Boolean)
+      .map((s) => s.slice(`steps/${agent}/`.length))
+  } catch {
+    return []
+  }
+}
+const requestAt = (agent: string, n: string): string =>
+  git(repo(), 'show', `agents/${agent}:steps/${agent}/${n}/request.json`)
+/** What the provider received for `agent`, in order (the fake sees each body once). */
+const receivedBy = (marker: string): string[] =>
+  fake.received.map((r) => r.body.toString()).filter((b) => b.includes(marker))
+
+async function health(): Promise<{ commit_faults: { error: string; waiting: number }[] }> {
+  const token = homeToken(home, loadConfig(home))
+  const res = await fetch(`${(server as Spawned).url}/_holdfast/health`, {
+    headers: token ? { 'x-holdfast-token': token } : {},
+  })
+  return (await res.json()) as { commit_faults: { error: string; waiting: number }[] }
+}
+
+describe('a full disk', () => {
+  it('refuses steps while the journal cannot take them, then commits every answered step in order, byte-equal, once there is room', async () => {
+    server = await serve()
+    for (const t of ['f1', 'f2', 'f3']) expect((await post('full', t)).status).toBe(200)
+    await eventually(() => branch('full').length === 3, 30_000)
+    // The whole workspace is full: nothing can be recorded, so nothing is sent.
+    disk('ENOSPC')
+    for (let i = 0; i < 4; i++) {
+      const r = await post('full', `refused ${i}`, 30_000)
+      expect([r.status, r.headers['x-holdfast-error']]).toEqual([500, 'RECORD_WRITE_FAILED'])
+    }
+    expect(receivedBy('refused')).toEqual([])
+    // The journal has room again but the repository does not: steps are answered, commits wait.
+    disk('ENOSPC', repo())
+    for (const t of ['w4', 'w5', 'w6']) expect((await post('full', t, 30_000)).status).toBe(200)
+    await eventually(async () => (await health()).commit_faults.some((f) => /ENOSPC/.test(f.error)), 30_000)
+    expect(branch('full')).toEqual(['001', '002', '003'])
+    disk(undefined)
+    await eventually(() => branch('full').length === 6, 60_000)
+    expect(branch('full')).toEqual(['001', '002', '003', '004', '005', '006'])
+    const sent = receivedBy('"content":"')
+    expect(sent).toHaveLength(6)
+    sent.forEach((b, i) => expect(requestAt('full', String(i + 1).padStart(3, '0'))).toBe(b))
+    expect((await health()).commit_faults).toEqual([])
+    expect(git(repo(), 'fsck', '--strict', '--no-dangling')).toBe('')
+  })
+})
+
+describe('a restart while the repository is read-only', () => {
+  it('deletes nothing, numbers new steps after the waiting ones, and holdfast recover commits them all once writable', async () => {
+    server = await serve()
+    for (const t of ['r1', 'r2']) expect((await post('ro', t)).status).toBe(200)
+    await eventually(() => branch('ro').length === 2, 30_000)
+    disk('EROFS', repo())
+    for (const t of ['r3', 'r4', 'r5']) expect((await post('ro', t)).status).toBe(200)
+    await server.kill('SIGKILL')
+    server = await serve() // still read-only: recovery cannot commit, and keeps everything
+    expect(server.stderr()).toMatch(/ro: steps 003\.\.005 wait in the journal/)
+    expect(segmentFiles(path.join(wsDir(), 'journal', 'ro')).length).toBeGreaterThan(0)
+    expect((await post('ro', 'r6')).status).toBe(200)
+    // Asked while the disk is still read-only: it says what waits, and fails.
+    const early = cli(['recover', 'default', '--home', home, '--wait-ms', '1500'], env())
+    expect(early.code).toBe(1)
+    expect(early.stdout).toMatch(/still wait for the disk/)
+    disk(undefined)
+    const r = cli(['recover', 'default', '--home', home], env())
+    expect([r.code, r.stderr]).toEqual([0, ''])
+    await eventually(() => branch('ro').length === 6, 30_000)
+    expect(branch('ro')).toEqual(['001', '002', '003', '004', '005', '006'])
+    receivedBy('"content":"r').forEach((b, i) =>
+      expect(requestAt('ro', String(i + 1).padStart(3, '0'))).toBe(b),
+    )
+    expect(fs.existsSync(path.join(home, 'quarantine'))).toBe(false)
+  })
+
+  it('without a running serve, holdfast recover takes the home and commits what waits', async () => {
+    server = await serve()
+    expect((await post('cold', 'c1')).status).toBe(200)
+    await eventually(() => branch('cold').length === 1, 30_000)
+    disk('EROFS', repo())
+    for (const t of ['c2', 'c3']) expect((await post('cold', t)).status).toBe(200)
+    await server.kill('SIGKILL')
+    server = undefined
+    disk(undefined)
+    const r = cli(['recover', 'default', '--home', home], env())
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/committed 2 step\(s\) from the journal/)
+    expect(branch('cold')).toEqual(['001', '002', '003'])
+  })
+})
+
+describe('a damaged journal', () => {
+  const meta = (n: number): StepMeta =>
+    ({
+      version: 1,
+      workspace: 'default',
+      agent: 'flip',
+      step: String(n).padStart(3, '0'),
+      dialect: 'anthropic',
+      endpoint: '/v1/messages',
+      started_at: '2026-12-06T00:00:00.000Z',
+      route: { provider: 'anthropic', url: 'http://x/v1/messages', model: MODEL },
+      request_headers: {},
+      cache_keying_headers: {},
+      hold: { applied: false, reason: 'first-step' },
+      injected_tools: [],
+      changes: [],
+      request_bytes: 0,
+    }) as unknown as StepMeta
+
+  it('loses only the frame a flipped byte is in: the other steps are committed, the bytes kept aside, the number never given again', async () => {
+    const dir = path.join(wsDir(), 'journal', 'flip')
+    const journal = new Journal(false)
+    const sends: number[] = []
+    for (let n = 1; n <= 5; n++) {
+      const e = journal.agent(dir).send(n, meta(n), Buffer.from(body(`flip ${n}`)))
+      sends.push(e.place.request.offset)
+    }
+    journal.close()
+    const file = segmentFiles(dir)[0]!.file
+    const data = fs.readFileSync(file)
+    const at = (sends[1] as number) + 10 // inside step 2's request
+    data.writeUInt8(data.readUInt8(at) ^ 0x04, at)
+    fs.writeFileSync(file, data)
+    server = await serve()
+    expect(branch('flip')).toEqual(['001', '003', '004', '005'])
+    expect(server.stderr()).toMatch(/flip: step 002 was recorded but its journal frame is damaged/)
+    const kept = fs.readdirSync(path.join(home, 'quarantine', 'default', 'flip', 'damaged'))
+    expect(kept.filter((f) => f.endsWith('.bin'))).toEqual([expect.stringMatching(/-002\.bin$/)])
+    expect((await post('flip', 'after')).status).toBe(200)
+    await eventually(() => branch('flip').includes('006'), 30_000)
+    expect(JSON.parse(git(repo(), 'show', 'agents/flip:steps/flip/003/meta.json')).outcome).toBe('not_sent')
+  })
+})
+
+describe('a power cut that took the newest pack', () => {
+  it('leaves the workspace serving: the pack set aside, the branch moved back, the steps the journal holds committed again', async () => {
+    writeConfig(home, configFor(fake, { journal: { fsync: true } }))
+    server = await serve()
+    for (const [i, t] of ['p1', 'p2', 'p3'].entries()) {
+      expect((await post('cut', t)).status).toBe(200)
+      await eventually(() => branch('cut').length === i + 1, 30_000)
+    }
+    await server.kill('SIGKILL')
+    // What ext4 shows after a cut that came before the newest pack reached the disk: empty files.
+    const packDir = path.join(repo(), 'objects', 'pack')
+    const newest = fs
+      .readdirSync(packDir)
+      .filter((f) => f.endsWith('.pack'))
+      .map((f) => ({ f, t: fs.statSync(path.join(packDir, f)).mtimeMs }))
+      .sort((a, b) => b.t - a.t)[0]!.f
+    for (const ext of ['.pack', '.idx']) {
+      const file = path.join(packDir, newest.replace(/\.pack$/, ext))
+      fs.chmodSync(file, 0o644)
+      fs.truncateSync(file, 0)
+    }
+    server = await serve()
+    expect(server.stderr()).toMatch(/moved aside to .*damaged-packs/)
+    expect(server.stderr()).toMatch(/moved back to [0-9a-f]{12}/)
+    expect(branch('cut')).toEqual(['001', '002', '003'])
+    expect(requestAt('cut', '003')).toBe(receivedBy('"content":"p3')[0])
+    expect((await post('cut', 'p4')).status).toBe(200)
+    await eventually(() => branch('cut').length === 4, 30_000)
+    expect(git(repo(), 'fsck', '--strict', '--no-dangling')).toBe('')
+  })
+})
