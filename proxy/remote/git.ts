@@ -15,18 +15,19 @@ export interface GitResult {
   code: number | null
   stdout: string
   stderr: string
-  /** Stopped past its time limit. */
+  /** Stopped: past its time limit, or aborted. */
   timedOut: boolean
 }
 
 /**
  * Run `git <args>` in `gitdir`; resolves with its exit and output (never rejects for a non-zero
  * exit). `remote`: the environment for talking to a remote (credentials, proxies, no prompts).
+ * Past `timeoutMs`, or when `signal` aborts, git and its helpers are killed (`timedOut`).
  */
 export function runGitIn(
   gitdir: string,
   args: readonly string[],
-  opts: { timeoutMs?: number; remote?: boolean } = {},
+  opts: { timeoutMs?: number; remote?: boolean; signal?: AbortSignal } = {},
 ): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     const child = spawnGit(args, {
@@ -39,23 +40,27 @@ export function runGitIn(
     let timedOut = false
     child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d))
     child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-    const timer =
-      opts.timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => {
-            timedOut = true
-            try {
-              if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL') // git and its ssh/curl helpers
-            } catch {
-              child.kill('SIGKILL') // the group is gone already; the child itself, if not
-            }
-          }, opts.timeoutMs)
-    child.once('error', (err) => {
+    const stop = (): void => {
+      timedOut = true
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL') // git and its ssh/curl helpers
+      } catch {
+        child.kill('SIGKILL') // the group is gone already; the child itself, if not
+      }
+    }
+    const timer = opts.timeoutMs === undefined ? undefined : setTimeout(stop, opts.timeoutMs)
+    if (opts.signal?.aborted) stop()
+    opts.signal?.addEventListener('abort', stop, { once: true })
+    const done = (): void => {
       if (timer) clearTimeout(timer)
+      opts.signal?.removeEventListener('abort', stop)
+    }
+    child.once('error', (err) => {
+      done()
       reject(err)
     })
     child.once('close', (code) => {
-      if (timer) clearTimeout(timer)
+      done()
       resolve({ code, stdout, stderr, timedOut })
     })
   })

@@ -63,6 +63,8 @@ export class Pusher {
   private running: Promise<void> | undefined
   private failures = 0
   private closed = false
+  /** Stops the git push in flight (close, when its budget is spent). */
+  private abort = new AbortController()
   /** The remote URL the last catch-up compared against (a new one means a new remote). */
   private caughtUp: string | undefined
   phase: PusherPhase = 'idle'
@@ -198,6 +200,7 @@ export class Pusher {
     return runGitIn(this.ws.repo.gitdir, ['push', '--porcelain', '--no-verify', REMOTE, ...specs], {
       timeoutMs,
       remote: true,
+      signal: this.abort.signal,
     })
   }
 
@@ -239,15 +242,22 @@ export class Pusher {
   }
 
   /**
-   * Stop: no new push starts; the one in flight finishes; then, when commits are still waiting and
-   * the remote answers, one last push within `budgetMs`. What stays is pushed by the next serve.
+   * Stop: no new push starts; the one in flight may finish, then, when commits are still waiting
+   * and the remote answered, one last push: both within `budgetMs` (git is stopped past it). What
+   * stays is pushed by the next serve.
    */
   async close(budgetMs: number): Promise<void> {
     this.closed = true
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
-    await this.running
-    if (this.pending.size === 0 || this.phase === 'retrying' || this.phase === 'no-remote') return
-    await this.push(Math.min(this.opts.timeoutMs, budgetMs))
+    const until = Date.now() + budgetMs
+    const spent = setTimeout(() => this.abort.abort(), budgetMs) // a push hung on the network ends here
+    try {
+      await this.running
+      if (this.pending.size === 0 || this.phase === 'retrying' || this.phase === 'no-remote') return
+      if (Date.now() < until) await this.push(Math.min(this.opts.timeoutMs, until - Date.now()))
+    } finally {
+      clearTimeout(spent)
+    }
   }
 }

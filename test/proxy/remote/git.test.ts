@@ -61,6 +61,26 @@ describe('runGitIn', () => {
     }
   })
 
+  it('stops git when its signal aborts', async () => {
+    const srv = net.createServer((s) => {
+      s.on('error', () => undefined)
+      s.resume()
+    })
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
+    const port = (srv.address() as net.AddressInfo).port
+    try {
+      const abort = new AbortController()
+      const running = runGitIn(repo, ['ls-remote', `http://127.0.0.1:${port}/x.git`], {
+        remote: true,
+        signal: abort.signal,
+      })
+      abort.abort()
+      expect((await running).timedOut).toBe(true)
+    } finally {
+      srv.close()
+    }
+  })
+
   it('fails at once, without a prompt, when the remote asks for a credential git does not have', async () => {
     const srv = http.createServer((_req, res) => {
       res.writeHead(401, { 'www-authenticate': 'Basic realm="team"' })

@@ -7,8 +7,11 @@
  * custom refs gets `refs/heads/holdfast/…`; a workspace without the remote pushes nothing.
  */
 import fs from 'node:fs'
+import net from 'node:net'
 import path from 'node:path'
-import { eventually, git, startProxy, type Proxy } from '../../support/harness'
+import { eventually, git, startProxy, tempHome, type Proxy } from '../../support/harness'
+import { silentLogger } from '../../../proxy/log'
+import { Pusher } from '../../../proxy/remote/pusher'
 import {
   bareRepo,
   gitIn,
@@ -219,5 +222,45 @@ describe('a remote that goes down, refuses, or has no custom refs', () => {
     expect(await health()).toEqual([])
     expect(remoteRefs(bare).size).toBe(0)
     expect(readPushState(p.home, 'default')).toBeUndefined()
+  })
+})
+
+describe('Pusher.close', () => {
+  it('stops a push hung on the network when its budget is spent, the records left for the next serve', async () => {
+    const sockets: net.Socket[] = []
+    const hung = net.createServer((sock) => {
+      sockets.push(sock)
+      sock.on('error', () => undefined)
+      sock.resume() // accepts, reads, never answers
+    })
+    await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r))
+    const home = tempHome()
+    try {
+      const ws = new Workspace(home, 'default')
+      await ws.ensure()
+      git(
+        ws.repo.gitdir,
+        'remote',
+        'add',
+        'holdfast',
+        `http://127.0.0.1:${(hung.address() as net.AddressInfo).port}/t.git`,
+      )
+      const tip = git(ws.repo.gitdir, 'rev-parse', 'config/default').trim()
+      const pusher = new Pusher(
+        ws,
+        { machine: 'a', refs: 'auto', delayMs: 0, retryMinMs: 100, retryMaxMs: 100, timeoutMs: 120_000 },
+        silentLogger(),
+      )
+      pusher.committed('main', 1, tip)
+      await eventually(() => pusher.phase === 'pushing' && sockets.length > 0, 20_000, 'a push in flight')
+      const t0 = Date.now()
+      await pusher.close(500)
+      expect(Date.now() - t0).toBeLessThan(10_000)
+      expect(pusher.report.waiting).toBe(1)
+    } finally {
+      for (const sock of sockets) sock.destroy()
+      hung.close()
+      fs.rmSync(home, { recursive: true, force: true })
+    }
   })
 })
