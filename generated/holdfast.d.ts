@@ -135,7 +135,7 @@ export interface HoldfastConfig {
      */
     fetch_interval_s?: number
     /**
-     * A git push or fetch still running after this long is stopped (and a push retried).
+     * A git push or fetch (of teammates' agents) that shows no progress for this long is stopped (a push is retried); the config pull, small, is stopped after this long in all.
      */
     timeout_s?: number
   }

@@ -22,12 +22,13 @@ export interface GitResult {
 /**
  * Run `git <args>` in `gitdir`; resolves with its exit and output (never rejects for a non-zero
  * exit). `remote`: the environment for talking to a remote (credentials, proxies, no prompts).
- * Past `timeoutMs`, or when `signal` aborts, git and its helpers are killed (`timedOut`).
+ * Past `timeoutMs` (with `idle`, `timeoutMs` without output: give git `--progress`), or when
+ * `signal` aborts, git and its helpers are killed (`timedOut`).
  */
 export function runGitIn(
   gitdir: string,
   args: readonly string[],
-  opts: { timeoutMs?: number; remote?: boolean; signal?: AbortSignal } = {},
+  opts: { timeoutMs?: number; idle?: boolean; remote?: boolean; signal?: AbortSignal } = {},
 ): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     const child = spawnGit(args, {
@@ -38,8 +39,17 @@ export function runGitIn(
     let stdout = ''
     let stderr = ''
     let timedOut = false
+    let timer: NodeJS.Timeout | undefined
+    const arm = (): void => {
+      if (opts.timeoutMs === undefined) return
+      if (timer) clearTimeout(timer)
+      timer = setTimeout(stop, opts.timeoutMs)
+    }
     child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d))
-    child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d
+      if (opts.idle) arm() // progress: a large push is slow, not stuck
+    })
     const stop = (): void => {
       timedOut = true
       try {
@@ -48,7 +58,7 @@ export function runGitIn(
         child.kill('SIGKILL') // the group is gone already; the child itself, if not
       }
     }
-    const timer = opts.timeoutMs === undefined ? undefined : setTimeout(stop, opts.timeoutMs)
+    arm()
     if (opts.signal?.aborted) stop()
     opts.signal?.addEventListener('abort', stop, { once: true })
     const done = (): void => {
@@ -70,7 +80,7 @@ export function runGitIn(
 export function failure(r: GitResult, limitMs?: number): string {
   if (r.timedOut) {
     const ms = limitMs ?? 0
-    return `git took longer than ${ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`} and was stopped`
+    return `git went ${ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`} without finishing or progress and was stopped`
   }
   return gitReason(r.stderr)
 }

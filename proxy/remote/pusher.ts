@@ -197,8 +197,10 @@ export class Pusher {
 
   private gitPush(batch: Map<string, Pending>, form: RefForm, timeoutMs: number) {
     const specs = [...batch].map(([agent, p]) => pushRefspec(p.commit, this.opts.machine, agent, form))
-    return runGitIn(this.ws.repo.gitdir, ['push', '--porcelain', '--no-verify', REMOTE, ...specs], {
+    const args = ['push', '--porcelain', '--progress', '--no-verify', REMOTE, ...specs]
+    return runGitIn(this.ws.repo.gitdir, args, {
       timeoutMs,
+      idle: true,
       remote: true,
       signal: this.abort.signal,
     })

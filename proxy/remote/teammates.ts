@@ -92,14 +92,14 @@ export async function fetchTeammates(
     ws.repo.gitdir,
     [
       'fetch',
-      '--quiet',
+      '--progress', // with idle: a long fetch that moves is not stopped
       '--no-tags',
       '--no-write-fetch-head',
       '--refmap=',
       REMOTE,
       ...teammateRefspecs(me, machine),
     ],
-    { timeoutMs: opts.timeoutMs, remote: true },
+    { timeoutMs: opts.timeoutMs, idle: true, remote: true },
   )
   if (r.code !== 0) throw new Error(`fetch from ${REMOTE} failed: ${failure(r, opts.timeoutMs)}`)
   const changed: TeammatesFetch['changed'] = []
