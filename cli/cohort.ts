@@ -1,12 +1,13 @@
 /**
  * `holdfast cohort <ws> <notch>`: the attempts hanging on a notch, side by side, derived from the
  * refs (no registry): child, role, model, stop reason, tokens, cost, latency, the answer's first line.
+ * The rows are proxy/report/cohort (the view's cohort page shows the same); this prints them.
  */
 import type { Command } from 'commander'
-import { cohortOf } from '../hooks/attempts/cohort'
+import { cohortReport } from '../proxy/report/cohort'
 import { resolveHome } from '../proxy/store/home'
-import { existingWorkspace } from './lookup'
-import { CliError, fmtInt, fmtMs, fmtUsd, printJson, table } from './output'
+import { asCliError, existingWorkspace } from './lookup'
+import { fmtInt, fmtMs, fmtUsd, printJson, table } from './output'
 
 /** Answers side by side, each wrapped to its column. */
 export function columns(
@@ -55,24 +56,10 @@ export function registerCohort(program: Command): void {
     .action(
       async (wsName: string, notchRef: string, o: { full?: boolean; json?: boolean; home?: string }) => {
         const ws = await existingWorkspace(resolveHome(o.home), wsName)
-        const { notch, members } = await cohortOf(ws, notchRef).catch((err: Error) => {
-          throw new CliError(err.message)
-        })
+        const { notch, members } = await cohortReport(ws, notchRef).catch(asCliError)
         if (o.json) {
-          return printJson({
-            notch,
-            members: members.map((m) => ({
-              child: m.child,
-              role: m.role,
-              model: m.meta?.route.model ?? null,
-              stop_reason: m.meta?.stop_reason ?? null,
-              status: m.meta?.status ?? null,
-              usage: m.meta?.usage ?? null,
-              cost_usd: m.meta?.cost?.usd ?? null,
-              total_ms: m.meta?.total_ms ?? null,
-              answer: m.answer ?? null,
-            })),
-          })
+          // eslint-disable-next-line @typescript-eslint/no-unused-vars
+          return printJson({ notch, members: members.map(({ outcome, ...printed }) => printed) })
         }
         process.stdout.write(
           `cohort of ${notchRef} (${notch.slice(0, 8)}): ${members.length} attempt${members.length === 1 ? '' : 's'}\n`,
@@ -96,14 +83,14 @@ export function registerCohort(program: Command): void {
             members.map((m) => [
               m.child,
               m.role,
-              m.meta?.route.model,
-              m.meta?.stop_reason ?? m.meta?.outcome ?? 'pending',
-              fmtInt(m.meta?.usage?.input_tokens),
-              fmtInt(m.meta?.usage?.cache_read_tokens),
-              fmtInt(m.meta?.usage?.cache_write_tokens),
-              fmtInt(m.meta?.usage?.output_tokens),
-              fmtUsd(m.meta?.cost?.usd),
-              fmtMs(m.meta?.total_ms),
+              m.model,
+              m.stop_reason ?? m.outcome ?? 'pending',
+              fmtInt(m.usage?.input_tokens),
+              fmtInt(m.usage?.cache_read_tokens),
+              fmtInt(m.usage?.cache_write_tokens),
+              fmtInt(m.usage?.output_tokens),
+              fmtUsd(m.cost_usd),
+              fmtMs(m.total_ms),
               (m.answer ?? '').split('\n')[0]?.slice(0, 60),
             ]),
           ),
@@ -113,7 +100,7 @@ export function registerCohort(program: Command): void {
             '\n' +
               columns(
                 members.map((m) => ({
-                  head: `${m.role} · ${m.meta?.route.model ?? '?'}`,
+                  head: `${m.role} · ${m.model ?? '?'}`,
                   body: m.answer ?? '(no answer)',
                 })),
               ),

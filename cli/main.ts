@@ -123,6 +123,25 @@ export const COMMANDS = [
     description: 'commit what a disk fault or a crash left uncommitted (journal, quarantine), and say what',
     load: async (): Promise<Register> => (await import('./recover')).registerRecover,
   },
+  {
+    name: 'open',
+    term: 'open [options] [ws] [agent] [NNN]',
+    description: 'open the web view of the running serve in the browser (a one-time sign-in link)',
+    load: async (): Promise<Register> => (await import('./open')).registerOpen,
+  },
+  {
+    name: 'export',
+    term: 'export [options] <ws> [agent]',
+    description: 'write the web view of a workspace (or one agent) as one HTML file that opens offline',
+    load: async (): Promise<Register> => (await import('./export')).registerExport,
+  },
+  {
+    name: 'statusline',
+    term: 'statusline [options]',
+    description:
+      "Claude Code's statusLine command: the session's agent, cache read share, hold savings, cost",
+    load: async (): Promise<Register> => (await import('./statusline')).registerStatusline,
+  },
 ] as const
 
 /** The program without its commands: name, description, version, error behaviour. */

@@ -22,6 +22,9 @@ import { registerHooks } from './hooks'
 import { registerReplay } from './replay'
 import { registerRemote } from './remote'
 import { registerRecover } from './recover'
+import { registerOpen } from './open'
+import { registerExport } from './export'
+import { registerStatusline } from './statusline'
 
 type Register = (program: Command) => void
 
@@ -44,6 +47,9 @@ export const REGISTER: Readonly<Record<(typeof COMMANDS)[number]['name'], Regist
   remote: registerRemote,
   replay: registerReplay,
   recover: registerRecover,
+  open: registerOpen,
+  export: registerExport,
+  statusline: registerStatusline,
 }
 
 /** The program with every command registered. */

@@ -4,53 +4,17 @@
  */
 import type { Command } from 'commander'
 import { loadConfig } from '../proxy/store/config'
-import { ConfigReader } from '../proxy/store/config-lineage'
-import { resolveRevision } from '../proxy/store/git'
 import { resolveHome } from '../proxy/store/home'
-import { pullRefusals, readPullReport } from '../proxy/remote/state'
-import { existingWorkspace, workspacesSentence } from './lookup'
-import { CliError, printJson, table } from './output'
+import { rolesAt as rolesOf, type RolesReport } from '../proxy/report/roles'
+import { asCliError, existingWorkspace, workspacesSentence } from './lookup'
+import { printJson, table } from './output'
 
-export interface RolesReport {
-  at: string
-  commit: string
-  heading: string
-  /** Config lineages of the remote named holdfast that this workspace did not follow, and why (remote/config.json). */
-  remote: string[]
-  roles: {
-    role: string
-    provider: string
-    model: string
-    max_output_tokens: number | null
-    row_declared: boolean
-  }[]
-}
+export type { RolesReport } from '../proxy/report/roles'
 
+/** The roles `holdfast roles` prints (proxy/report/roles); a refusal is the CLI's one-line error. */
 export async function rolesAt(home: string, wsName: string, at: string): Promise<RolesReport> {
   const ws = await existingWorkspace(home, wsName)
-  const rows = loadConfig(home).providers
-  const rev = await resolveRevision(ws.repo, at).catch((err: Error) => {
-    throw new CliError(`--at ${at}: ${err.message}`)
-  })
-  if (!rev) throw new CliError(`--at ${at}: no such commit or ref in workspace "${wsName}"`)
-  const resolved = await new ConfigReader(ws.repo).resolve(rev, () => Promise.resolve(rev))
-  if (!resolved.ok) throw new CliError(`roles at ${at}: ${resolved.message}`)
-  const f = resolved.followed
-  if (!resolved.roles.ok) throw new CliError(resolved.roles.error)
-  const heading =
-    f.kind === 'tip'
-      ? `follows ${f.ref.replace('refs/heads/', '')} at ${f.commit.slice(0, 8)}`
-      : `held at ${f.commit.slice(0, 8)}: ${f.diverged.length} diverged lineages (${f.diverged.map((r) => r.replace('refs/heads/', '')).join(', ')})`
-  const roles = Object.entries(resolved.roles.value.roles)
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([role, r]) => ({
-      role,
-      provider: r.provider,
-      model: r.model,
-      max_output_tokens: r.max_output_tokens ?? null,
-      row_declared: Object.hasOwn(rows, r.provider),
-    }))
-  return { at, commit: f.commit, heading, remote: pullRefusals(readPullReport(home, ws.name)), roles }
+  return rolesOf(ws, loadConfig(home).providers, at).catch(asCliError)
 }
 
 export function registerRoles(program: Command): void {

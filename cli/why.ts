@@ -1,132 +1,25 @@
 /**
  * `holdfast why <ws> <agent> <NNN>`: what moved in the cached prefix between a step and the one
- * before (model, system, tools, head, cache-keying fields, the first differing path), whether the
- * hold applied and which tools it held, and the provider's own cache counters.
+ * before, whether the hold applied and which tools it held, and the provider's own cache counters.
+ * The report is proxy/report/why (the view's step page shows the same); this prints it.
  */
 import type { Command } from 'commander'
-import type { JsonObject } from '../proxy/core/json'
-import { formatStep, parseStep } from '../proxy/core/naming'
-import { prefixMoves, type PrefixMoves } from '../proxy/core/why'
-import { dialectByName } from '../proxy/dialects'
-import type { StepMeta } from '../generated/meta'
 import { resolveHome } from '../proxy/store/home'
-import { readStepFile, readStepMeta, readStepRequest } from '../proxy/record/read'
-import { REQUEST_FILE } from '../proxy/record/layout'
-import { RecordFault } from '../proxy/core/hold'
-import { recordParser } from '../proxy/core/record'
-import { Workspace } from '../proxy/store/workspace'
-import { existingAgent, readableWorkspace } from './lookup'
-import { CliError, printJson } from './output'
+import { why as whyOf, type WhyReport } from '../proxy/report/why'
+import { asCliError } from './lookup'
+import { printJson } from './output'
 
-export interface WhyReport {
-  step: string
-  previous: string | null
-  moves: PrefixMoves | null
-  hold: StepMeta['hold'] | null
-  usage: StepMeta['usage'] | null
-  changes: StepMeta['changes']
-  summary: string[]
-}
+export { otherConversation, type WhyReport } from '../proxy/report/why'
 
-async function readRequest(ws: Workspace, agent: string, n: number): Promise<JsonObject | undefined> {
-  try {
-    return (await readStepRequest(ws, agent, n))?.body
-  } catch (err) {
-    throw new CliError((err as Error).message)
-  }
-}
-
-const SESSION_HEADER = 'x-claude-code-session-id'
-
-/**
- * Why the previous step looks like another conversation's, if it does: another session id (Claude
- * Code sends one on every request), or both the system prompt and the first message differ.
- */
-export function otherConversation(prev: StepMeta, cur: StepMeta, moves: PrefixMoves): string | undefined {
-  const a = prev.request_headers?.[SESSION_HEADER]
-  const b = cur.request_headers?.[SESSION_HEADER]
-  if (a !== undefined && b !== undefined && a !== b) return `session ${a}; this step: session ${b}`
-  if (moves.system && moves.head) return 'another system prompt and another first message'
-  return undefined
-}
-
-export async function why(
+/** The report `holdfast why` prints; a refusal is the CLI's one-line error. */
+export function why(
   home: string,
-  wsName: string,
+  ws: string,
   agent: string,
-  stepName: string,
+  step: string,
   machine?: string,
 ): Promise<WhyReport> {
-  const ws = await readableWorkspace(home, wsName, machine)
-  await existingAgent(ws, agent)
-  const n = parseStep(stepName) ?? parseStep(stepName.padStart(3, '0'))
-  if (n === undefined) throw new CliError(`"${stepName}" is not a step number (001, 002, …)`)
-  const meta = await readStepMeta(ws, agent, n)
-  const cur = await readRequest(ws, agent, n)
-  if (!meta || !cur) throw new CliError(`no step ${formatStep(n)} recorded for ${wsName}/${agent}`)
-  const dialect = dialectByName(meta.dialect)
-  const prevMeta = n > 1 ? await readStepMeta(ws, agent, n - 1) : undefined
-  // The previous record read back as the hold reads it: a faulty one is said, not compared.
-  let prev: JsonObject | undefined
-  let prevFault: string | undefined
-  if (n > 1) {
-    const bytes = await readStepFile(ws, agent, n - 1, REQUEST_FILE)
-    try {
-      prev = bytes && recordParser(dialect)(bytes, `step ${formatStep(n - 1)}'s request.json`)
-    } catch (err) {
-      if (!(err instanceof RecordFault)) throw err
-      prevFault = err.message
-    }
-  }
-  const summary: string[] = []
-  let moves: PrefixMoves | null = null
-  if (prevFault) summary.push(`${prevFault}: nothing to compare`)
-  else if (!prev || !prevMeta) {
-    summary.push(
-      n === 1
-        ? 'first step: the whole prefix is new'
-        : `step ${formatStep(n - 1)} has no record: nothing to compare`,
-    )
-  } else {
-    moves = prefixMoves(dialect, prev, cur, prevMeta.cache_keying_headers, meta.cache_keying_headers)
-    const moved = [
-      moves.model && 'model',
-      moves.tools && 'tools',
-      moves.system && 'system',
-      moves.head && 'first message',
-      ...moves.keying,
-    ].filter(Boolean)
-    summary.push(
-      moved.length
-        ? `moved since ${formatStep(n - 1)}: ${moved.join(', ')}`
-        : `nothing ahead of the transcript moved since ${formatStep(n - 1)}`,
-    )
-    if (moves.firstDifference) summary.push(`first difference in cache order: ${moves.firstDifference}`)
-    const other = otherConversation(prevMeta, meta, moves)
-    if (other) summary.push(`step ${formatStep(n - 1)} came from another conversation (${other})`)
-  }
-  if (meta.harness_tools?.length)
-    summary.push(`loaded tools the harness declared itself (not injected): ${meta.harness_tools.join(', ')}`)
-  const h = meta.hold
-  summary.push(
-    h.applied
-      ? `hold applied: re-sent step ${formatStep(n - 1)}'s tools array; held: ${h.held.join(', ')}`
-      : `hold not applied: ${h.reason}${h.detail ? ` (${h.detail})` : ''}`,
-  )
-  if (meta.usage) {
-    summary.push(
-      `provider cache: read ${meta.usage.cache_read_tokens}, wrote ${meta.usage.cache_write_tokens}, uncached input ${meta.usage.input_tokens}`,
-    )
-  } else summary.push('provider cache: not reported')
-  return {
-    step: formatStep(n),
-    previous: prev ? formatStep(n - 1) : null,
-    moves,
-    hold: h,
-    usage: meta.usage ?? null,
-    changes: meta.changes,
-    summary,
-  }
+  return whyOf(home, ws, agent, step, machine).catch(asCliError)
 }
 
 export function registerWhy(program: Command): void {

@@ -20,6 +20,8 @@ export type Endpoint =
   | { kind: 'admin' }
   /** holdfast's MCP endpoint for the addressed agent (guarded like admin). */
   | { kind: 'mcp' }
+  /** The web view: `/ui/…`, and `GET /` asked for as HTML (proxy/view signs browsers in itself). */
+  | { kind: 'view' }
   | { kind: 'unknown' }
 
 export interface Addressed {
@@ -64,6 +66,9 @@ export function classify(method: string, path: string, headers: IncomingHttpHead
   const pathname = path.split('?')[0] ?? ''
   if (pathname.startsWith('/_holdfast/')) return { kind: 'admin' }
   if (pathname === '/mcp') return { kind: 'mcp' }
+  if (pathname === '/ui' || pathname.startsWith('/ui/')) return { kind: 'view' }
+  if (method === 'GET' && pathname === '/' && /\btext\/html\b/.test(header(headers, 'accept') ?? ''))
+    return { kind: 'view' }
   if (method === 'HEAD' && pathname === '/') return { kind: 'probe' }
   const provider = pathname.startsWith('/v1/') || pathname === '/api/hello'
   if (method === 'OPTIONS' && provider)
@@ -159,7 +164,8 @@ export function guard(g: Guard, endpoint: Endpoint, method: string, headers: Inc
       `Host ${JSON.stringify(header(headers, 'host') ?? '')} is not a loopback name`,
     )
   }
-  if (g.token !== undefined) {
+  // The view takes the token from its own cookie or ticket (a browser sends no header): proxy/view.
+  if (g.token !== undefined && endpoint.kind !== 'view') {
     const given = Buffer.from(header(headers, 'x-holdfast-token') ?? '')
     const want = Buffer.from(g.token)
     if (given.length !== want.length || !timingSafeEqual(given, want)) {

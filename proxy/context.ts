@@ -3,6 +3,7 @@
  * has touched, and the requests in flight (so shutdown can finish them). Invariant: one
  * Workspace and one AgentState per name, created on first use.
  */
+import { channel } from 'node:diagnostics_channel'
 import { packageVersion } from './package-root'
 import { CACHE_TTL_MS, LONG_CACHE_TTL_MS } from './core/hold'
 import type { HoldfastConfig } from './store/config'
@@ -20,6 +21,16 @@ import { IDLE_COLLECT_MS, IdleCollector } from './idle-collect'
 import type { Remotes } from './remote'
 
 const idleCollectMs = (config: HoldfastConfig): number => config.limits?.idle_collect_ms ?? IDLE_COLLECT_MS
+
+/** A step committed: `{home, ws, agent, n}` (every step up to n is on the branch). The web view's live pages listen. */
+export const stepCommitted = channel('holdfast.step.committed')
+
+export interface StepCommitted {
+  home: string
+  ws: string
+  agent: string
+  n: number
+}
 
 /** An agent idle this long is forgotten (holdfast.yaml `limits.agent_idle_ms`). */
 const AGENT_IDLE_MS = 10 * 60_000
@@ -126,7 +137,7 @@ export class ServerContext {
   workspace(name: string): Workspace {
     let ws = this.workspaces.get(name)
     if (!ws) {
-      ws = new Workspace(this.home, name)
+      ws = new Workspace(this.home, name, { durable: this.config.journal?.fsync === true })
       this.workspaces.set(name, ws)
     }
     return ws
@@ -149,6 +160,8 @@ export class ServerContext {
       a.onCommitted = (n, commit) => {
         this.records.committed(agent, n)
         this.remotes?.committed(agent.ws, agent.name, n, commit)
+        if (stepCommitted.hasSubscribers)
+          stepCommitted.publish({ home: this.home, ws, agent: name, n } satisfies StepCommitted)
       }
       this.agents.set(key, a)
     }

@@ -1,7 +1,7 @@
 /**
  * The only socket code: node:http in; it reads the request head, guards it, and hands off — a
  * recorded request (or count_tokens) to the pipeline, the rest of `/v1/` to pass-through, the
- * `/_holdfast/` admin surface and the MCP endpoint to theirs.
+ * `/_holdfast/` admin surface, the MCP endpoint and the web view (`/ui/`) to theirs.
  * Invariant: every request is guarded (Host, token, Origin) before anything else; a refused or
  * malformed request changes nothing on disk.
  */
@@ -217,6 +217,12 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
         return
       case 'admin':
         void ctx.track(handleAdmin(ctx, a, req, res), 'admin')
+        return
+      case 'view':
+        // Loaded on the first page; not tracked: a live page's event stream stays open until it closes.
+        import('./view')
+          .then(({ handleView }) => handleView(ctx, req, res))
+          .catch((err: unknown) => sendError(res, undefined, err))
         return
       case 'mcp':
         // Not tracked: a session's event stream stays open until the client or shutdown ends it.

@@ -23,7 +23,7 @@ export interface Member {
 }
 
 /** The dispatch commit that starts `agent`'s own history, if the branch was dispatched. */
-async function dispatchOf(
+export async function dispatchOf(
   ws: Workspace,
   agent: string,
   tip: string,

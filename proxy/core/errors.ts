@@ -92,6 +92,23 @@ export const ERROR_CODES = {
     meaning: 'An admin request carried an Origin header or a non-JSON body.',
   },
   NOT_FOUND: { status: 404, type: 'not_found_error', meaning: 'No such endpoint.' },
+  VIEW_SIGN_IN: {
+    status: 401,
+    type: 'authentication_error',
+    meaning:
+      'A page of the web view was asked for without its cookie, a valid one-time ticket or the token: open it with holdfast open.',
+  },
+  VIEW_REFUSED: {
+    status: 403,
+    type: 'permission_error',
+    meaning:
+      'A web view request came from another origin, or a form carried no valid anti-forgery value; nothing was done.',
+  },
+  VIEW_FORM_INVALID: {
+    status: 400,
+    type: 'invalid_request_error',
+    meaning: 'A Fork from here form named no role or no goal; nothing was fired.',
+  },
   BAD_REQUEST: {
     status: 400,
     type: 'invalid_request_error',

@@ -118,9 +118,13 @@ export function scanFrames(file: string, data: Buffer): { frames: RawFrame[]; da
     }
     const next = nextFrame(data, at + 1, h && start + h.length)
     const end = next ?? data.length
+    // At the end of the file: a frame cut short, or zeros (a tail a power cut took before it was
+    // flushed) is a write that never finished, not damage to what was written.
     const torn =
       next === undefined &&
-      (h ? start + h.length > data.length : data.length - at < HEADER_BYTES && couldBeHeaderStart(data, at))
+      (h
+        ? start + h.length > data.length
+        : (data.length - at < HEADER_BYTES && couldBeHeaderStart(data, at)) || allZero(data, at))
     damage.push({
       file,
       offset: at,
@@ -131,6 +135,12 @@ export function scanFrames(file: string, data: Buffer): { frames: RawFrame[]; da
     at = end
   }
   return { frames, damage }
+}
+
+/** Whether `data` holds only zeros from `from` to its end. */
+function allZero(data: Buffer, from: number): boolean {
+  for (let i = from; i < data.length; i++) if (data[i] !== 0) return false
+  return true
 }
 
 /**

@@ -15,6 +15,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { formatStep } from '../core/naming'
+import { fsyncDir } from '../store/atomic'
 import {
   FRAME,
   type Frame,
@@ -133,8 +134,9 @@ export class AgentJournal {
         throw Object.assign(new Error(`the journal took ${wrote} of ${want} bytes in ${seg.file}`), {
           code: SHORT_WRITE,
         })
-      if (this.fsync && frames.some((f) => f.type === FRAME.SEND || f.type === FRAME.HEAD))
-        fs.fdatasyncSync(fd)
+      // A frame the record's meaning rests on is on the disk before what it vouches for happens:
+      // SEND before the send, SENT before the request leaves, HEAD before the client has the end.
+      if (this.fsync && frames.some((f) => f.type !== FRAME.CHUNK)) fs.fdatasyncSync(fd)
     } catch (err) {
       this.cutBack(seg, fd, err as Error)
       throw err
@@ -160,13 +162,18 @@ export class AgentJournal {
   private segmentFor(n: number): Segment {
     const last = this.segments[this.segments.length - 1]
     if (last && !last.closed && last.size < SEGMENT_BYTES) return last
-    fs.mkdirSync(this.dir, { recursive: true })
+    const madeDir = fs.mkdirSync(this.dir, { recursive: true })
     // A name never used before in this directory (a closed file may carry this step's number).
     let file = path.join(this.dir, `${formatStep(n)}.log`)
     for (let k = 2; this.segments.some((s) => s.file === file) || fs.existsSync(file); k++)
       file = path.join(this.dir, `${formatStep(n)}.${k}.log`)
     // Created whole and exclusively: an existing file of that name is never appended to.
     fs.closeSync(fs.openSync(file, 'wx'))
+    // Flushed records need their file to be found after a power cut: its directory entry too.
+    if (this.fsync) {
+      fsyncDir(this.dir)
+      if (madeDir !== undefined) fsyncDir(path.dirname(this.dir))
+    }
     const seg: Segment = { file, size: 0, last: n }
     this.segments.push(seg)
     return seg

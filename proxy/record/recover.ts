@@ -23,7 +23,14 @@ import { finishStep, type Finished } from './finish'
 import { FRAME } from './journal-format'
 import { type Damage, journalAgents, type JournalRead, type JournalStep, readJournal } from './journal-read'
 import type { StepMeta } from './meta'
-import { checkPacks, checkTips, type MovedPack, type Rewound } from '../store/git-check'
+import {
+  checkPacks,
+  checkRefs,
+  checkTips,
+  type MovedPack,
+  type MovedRef,
+  type Rewound,
+} from '../store/git-check'
 import {
   keepDamage,
   type KeptDamage,
@@ -44,6 +51,8 @@ export interface Waiting {
 }
 
 export interface Recovery {
+  /** Loose refs a start found holding no object id, moved aside. */
+  refs: MovedRef[]
   /** Packs a start found not whole, moved aside. */
   packs: MovedPack[]
   /** Branches whose tip could not be read, moved back along their reflog. */
@@ -181,16 +190,27 @@ export async function recoverWorkspace(
   log: Logger,
   priceTable?: HoldfastConfig['prices'],
 ): Promise<Recovery> {
+  // Before anything reads a ref or an object: what a power cut left half-written is set aside.
+  const aside = path.join(path.dirname(ws.repo.gitdir), 'damaged')
+  const refs = fs.existsSync(ws.repo.gitdir) ? checkRefs(ws.repo.gitdir, path.join(aside, 'refs')) : []
+  const packs = checkPacks(ws.repo.gitdir, path.join(aside, 'packs'))
   await ws.ensure()
   await ws.clearStaleLocks()
-  // Before anything reads an object: what a power cut left half-written is set aside.
-  const packs = checkPacks(ws.repo.gitdir, path.join(path.dirname(ws.repo.gitdir), 'damaged-packs'))
-  const rewound = await checkTips(ws.repo)
+  const rewound = await checkTips(ws.repo, path.join(aside, 'refs'))
   for (const r of rewound) {
     const agent = r.ref.slice('refs/heads/agents/'.length)
     if (r.lost) reserveLost(ws, agent, r.lost.from, r.lost.to, r.reason)
   }
-  const out: Recovery = { packs, rewound, committed: 0, waiting: [], damaged: [], gaps: [], quarantined: [] }
+  const out: Recovery = {
+    refs,
+    packs,
+    rewound,
+    committed: 0,
+    waiting: [],
+    damaged: [],
+    gaps: [],
+    quarantined: [],
+  }
   const jobsByAgent = new Map<string, CommitJob[]>()
   for (const agent of journalAgents(ws.journalDir)) {
     let read: JournalRead
@@ -260,12 +280,14 @@ export async function recoverWorkspace(
 /** One line per thing recovery wants an operator to know (serve's log, `holdfast recover`). */
 export function describeRecovery(ws: string, r: Recovery): { level: 'info' | 'warn'; line: string }[] {
   const lines: { level: 'info' | 'warn'; line: string }[] = []
+  for (const x of r.refs)
+    lines.push({ level: 'warn', line: `${ws}: ${x.ref} held no object id; moved aside to ${x.to}` })
   for (const p of r.packs)
     lines.push({ level: 'warn', line: `${ws}: pack ${p.name} moved aside to ${p.to}: ${p.reason}` })
   for (const b of r.rewound)
     lines.push({
       level: 'warn',
-      line: `${ws}: ${b.reason}; ${b.to ? `moved back to ${b.to.slice(0, 12)}` : 'set aside under refs/holdfast/broken/'}${b.lost ? `, steps ${formatStep(b.lost.from)}..${formatStep(b.lost.to)} are no longer on it (the journal commits again those it still holds; their numbers are not given again)` : ''}`,
+      line: `${ws}: ${b.reason}; ${b.to ? `moved back to ${b.to.slice(0, 12)}` : 'no earlier commit of it reads: the branch starts again (its old value is kept under damaged/refs/)'}${b.lost ? `, steps ${formatStep(b.lost.from)}..${formatStep(b.lost.to)} are no longer on it (the journal commits again those it still holds; their numbers are not given again)` : ''}`,
     })
   if (r.committed > 0)
     lines.push({ level: 'info', line: `${ws}: committed ${r.committed} step(s) from the journal` })

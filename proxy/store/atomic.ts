@@ -5,7 +5,16 @@
  * `fsync` (the sync writer's option) this survives a killed process, not a power cut.
  */
 import { randomBytes } from 'node:crypto'
-import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writevSync } from 'node:fs'
+import {
+  closeSync,
+  fchmodSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writevSync,
+} from 'node:fs'
 import { mkdir, open, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 
@@ -75,6 +84,23 @@ export function fsyncDir(dir: string): void {
   } finally {
     closeSync(fd)
   }
+}
+
+/** Flush every file and directory under `dir` (and `dir` itself) to the disk: a tree just made. */
+export function fsyncTree(dir: string): void {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name)
+    if (e.isDirectory()) fsyncTree(p)
+    else if (e.isFile()) {
+      const fd = openSync(p, 'r')
+      try {
+        fsyncSync(fd)
+      } finally {
+        closeSync(fd)
+      }
+    }
+  }
+  fsyncDir(dir)
 }
 
 /**

@@ -15,7 +15,7 @@ import { stepOfSubject } from '../record/layout'
 import { formatStep } from '../core/naming'
 import git from 'isomorphic-git'
 import { resetPackCache, type Repo } from './git-repo'
-import { appendReflog, casRef, listRefs, readRef, readReflog } from './git-refs'
+import { appendReflog, casRef, deleteRef, listRefs, readReflog } from './git-refs'
 
 /** A pack (or index) moved aside, and why. */
 export interface MovedPack {
@@ -105,6 +105,44 @@ export function checkPacks(gitdir: string, aside: string): MovedPack[] {
   return moved
 }
 
+/** A loose ref file that holds no object id, moved aside. */
+export interface MovedRef {
+  ref: string
+  to: string
+}
+
+/**
+ * Move aside every loose ref under `refs/` that holds no object id (a power cut leaves a renamed
+ * ref file empty): git and holdfast then read the ref from `packed-refs`, or as absent (a branch
+ * created again; `config/default` made again by the next start).
+ */
+export function checkRefs(gitdir: string, aside: string): MovedRef[] {
+  const moved: MovedRef[] = []
+  const walk = (rel: string): void => {
+    let entries: fs.Dirent[]
+    try {
+      entries = fs.readdirSync(path.join(gitdir, rel), { withFileTypes: true })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw err
+    }
+    for (const e of entries) {
+      const ref = `${rel}/${e.name}`
+      if (e.isDirectory()) walk(ref)
+      else if (!e.name.endsWith('.lock')) {
+        const text = fs.readFileSync(path.join(gitdir, ref), 'utf8')
+        if (/^[0-9a-f]{40}\s*$/.test(text) || text.startsWith('ref: ')) continue
+        const to = path.join(aside, ref)
+        fs.mkdirSync(path.dirname(to), { recursive: true })
+        fs.renameSync(path.join(gitdir, ref), to)
+        moved.push({ ref, to })
+      }
+    }
+  }
+  walk('refs')
+  return moved
+}
+
 /**
  * Whether `commit` of `agent`'s branch reads from the disk: the commit, its root tree, and its
  * step's directory. Read through a cache of this check's own (`cache`): what an earlier read in this
@@ -168,9 +206,9 @@ function highestNamed(messages: readonly string[]): number {
 
 /**
  * Move every `agents/*` branch whose tip cannot be read back to the newest commit of its reflog
- * that can (or aside, to `refs/holdfast/broken/agents/<agent>`, when none can).
+ * that can (or, when none can, delete it, keeping its value in a file under `aside`).
  */
-export async function checkTips(repo: Repo): Promise<Rewound[]> {
+export async function checkTips(repo: Repo, aside: string): Promise<Rewound[]> {
   const out: Rewound[] = []
   const cache = {}
   for (const { ref, oid } of await listRefs(repo, 'refs/heads/agents/')) {
@@ -199,10 +237,12 @@ export async function checkTips(repo: Repo): Promise<Rewound[]> {
       await casRef(repo, ref, to, oid)
       await pruneReflog(repo, cache, ref, `holdfast: moved back: ${reason}`, to)
     } else {
-      // Kept for whoever looks (git fsck, a backup), then the branch starts again.
-      const broken = `refs/holdfast/broken/agents/${agent}`
-      await casRef(repo, broken, oid, (await readRef(repo, broken)) ?? null)
-      fs.rmSync(path.join(repo.gitdir, ref), { force: true })
+      // Nothing to go back to: the ref is kept aside as a file (a ref naming a missing object
+      // would fail git fsck and git gc), and the branch starts again.
+      const file = path.join(aside, ref)
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(file, `${oid}\n`)
+      await deleteRef(repo, ref, oid)
     }
     out.push({ ref, from: oid, to, lost: named > kept ? { from: kept + 1, to: named } : null, reason })
   }

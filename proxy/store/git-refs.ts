@@ -285,3 +285,45 @@ export async function clearStaleLocks(gitdir: string, prefix: string): Promise<s
   }
   return removed
 }
+
+/**
+ * Delete `ref` if it now holds `expected` (git's way: under `<ref>.lock`; a `packed-refs` line is
+ * removed under `packed-refs.lock`). Throws RefConflict on a mismatch, RefLocked when held.
+ */
+export async function deleteRef(repo: Repo, ref: string, expected: string): Promise<void> {
+  assertRefName(ref)
+  const file = path.join(repo.gitdir, ref)
+  const lockFile = `${file}.lock`
+  // The ref's directory is gone when `git pack-refs` pruned it: the lock needs it back.
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  try {
+    fs.closeSync(fs.openSync(lockFile, 'wx'))
+  } catch (err) {
+    if (errCode(err) === 'EEXIST') throw new RefLocked(ref, lockFile)
+    throw err
+  }
+  try {
+    const actual = readRefRaw(repo.gitdir, ref) ?? null
+    if (actual !== expected) throw new RefConflict(ref, expected, actual)
+    fs.rmSync(file, { force: true })
+    const packed = path.join(repo.gitdir, 'packed-refs')
+    const text = readText(packed)
+    if (text !== undefined && parsePackedRefs(text).has(ref)) {
+      const lines = text.split('\n')
+      const kept: string[] = []
+      for (let i = 0; i < lines.length; i++) {
+        const line = lines[i] as string
+        if (line.endsWith(` ${ref}`)) {
+          if (lines[i + 1]?.startsWith('^')) i++ // its peeled line goes with it
+          continue
+        }
+        kept.push(line)
+      }
+      const packedLock = `${packed}.lock`
+      fs.writeFileSync(packedLock, kept.join('\n'), { flag: 'wx' })
+      fs.renameSync(packedLock, packed)
+    }
+  } finally {
+    fs.rmSync(lockFile, { force: true })
+  }
+}

@@ -149,7 +149,8 @@ export async function initRepo(
     await fsp.mkdir(path.join(repo.gitdir, dir), { recursive: true })
   }
   const config = path.join(repo.gitdir, 'config')
-  if (!(await exists(config))) {
+  // Absent, or left empty by a power cut: git needs it to know the repository is bare.
+  if (!(await exists(config)) || (await fsp.stat(config)).size === 0) {
     await writeRepoFile(config, '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n')
   }
   let tip = await readRef(repo, ref)

@@ -13,6 +13,8 @@ import { clearStaleLocks, readRef } from './git-refs'
 import { initRepo, listDir } from './git'
 import { type Committed, commitSteps, type StepToCommit } from './step-commits'
 import { agentRef, DEFAULT_LINEAGE, homePaths } from './home'
+import { fsyncDir, fsyncTree } from './atomic'
+import path from 'node:path'
 
 export const STARTER_PROVIDERS_YAML = `# Roles for this workspace: a request whose model (or x-holdfast-role header) names a role
 # is routed to that role's provider row (declared in holdfast.yaml) with that role's model.
@@ -51,6 +53,7 @@ export class Workspace {
    */
   ensure(): Promise<void> {
     this.ready ??= (async () => {
+      const made = !fs.existsSync(this.repo.gitdir)
       await fsp.mkdir(this.journalDir, { recursive: true })
       await initRepo(this.repo.gitdir, {
         branch: `config/${DEFAULT_LINEAGE}`,
@@ -62,6 +65,11 @@ export class Workspace {
       })
       // Install or refresh the git hook; a failure never fails the caller (serve logs it).
       this.hookInstall = await installHooks(this.home, this.name)
+      // A workspace made in this session is on the disk before its first step counts.
+      if (made && this.options.durable) {
+        fsyncTree(path.dirname(this.repo.gitdir))
+        fsyncDir(homePaths.workspaces(this.home))
+      }
     })().catch((err: unknown) => {
       this.ready = undefined
       throw err

@@ -10,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { StepMeta } from '../../../generated/meta'
 import { Journal } from '../../../proxy/record/journal'
-import { FRAME, HEADER_BYTES, VERSION } from '../../../proxy/record/journal-format'
+import { FRAME, header, HEADER_BYTES, VERSION } from '../../../proxy/record/journal-format'
 import { readJournal, scanFrames, segmentFiles } from '../../../proxy/record/journal-read'
 
 let dir: string
@@ -130,10 +130,17 @@ describe('a damaged journal', () => {
     expect(read.damage[0]?.step).toBeUndefined()
   })
 
-  it('scans a buffer of zeros as one damaged region', () => {
+  it('scans a file of zeros to its end (a tail a power cut took before it was flushed) as one torn region', () => {
     expect(scanFrames('f', Buffer.alloc(4096))).toEqual({
       frames: [],
-      damage: [{ file: 'f', offset: 0, length: 4096, kind: 'corrupt' }],
+      damage: [{ file: 'f', offset: 0, length: 4096, kind: 'torn' }],
     })
+  })
+
+  it('scans zeros followed by a whole frame as corrupt: something was there', () => {
+    const frame = Buffer.concat([header(FRAME.SENT, 1, []), Buffer.alloc(0)])
+    expect(scanFrames('f', Buffer.concat([Buffer.alloc(64), frame])).damage).toEqual([
+      { file: 'f', offset: 0, length: 64, kind: 'corrupt' },
+    ])
   })
 })

@@ -87,7 +87,7 @@ describe('branch tips', () => {
     fs.truncateSync(`${base}.idx`, 0)
     checkPacks(gitdir, path.join(dir, 'aside'))
     resetPackCache(gitdir)
-    expect(await checkTips(repo)).toEqual([
+    expect(await checkTips(repo, path.join(dir, 'aside-refs'))).toEqual([
       {
         ref: 'refs/heads/agents/a',
         from: before,
@@ -99,20 +99,23 @@ describe('branch tips', () => {
     expect(git(gitdir, 'rev-parse', 'agents/a').trim()).toBe(second)
     expect(git(gitdir, 'fsck', '--no-dangling')).toBe('')
     expect(git(gitdir, 'reflog', '-1', '--format=%gs', 'agents/a').trim()).toMatch(/^holdfast: moved back/)
-    expect(await checkTips(repo)).toEqual([]) // a second start finds it readable
+    expect(await checkTips(repo, path.join(dir, 'aside-refs'))).toEqual([]) // a second start finds it readable
   })
 
-  it('sets a branch aside under refs/holdfast/broken/ when nothing in its reflog can be read', async () => {
+  it('deletes a branch none of whose reflog can be read, keeping its value in a file aside', async () => {
     await batch([step('b', 1)])
     const tip = (await readRef(repo, 'refs/heads/agents/b')) as string
     fs.rmSync(path.join(gitdir, 'logs'), { recursive: true })
     const base = newestPack()
     fs.truncateSync(`${base}.idx`, 0)
     checkPacks(gitdir, path.join(dir, 'aside'))
-    expect(await checkTips(repo)).toEqual([
+    expect(await checkTips(repo, path.join(dir, 'aside-refs'))).toEqual([
       { ref: 'refs/heads/agents/b', from: tip, to: null, lost: null, reason: expect.any(String) },
     ])
     expect(await readRef(repo, 'refs/heads/agents/b')).toBeUndefined()
-    expect(await readRef(repo, 'refs/holdfast/broken/agents/b')).toBe(tip)
+    expect(fs.readFileSync(path.join(dir, 'aside-refs', 'refs', 'heads', 'agents', 'b'), 'utf8')).toBe(
+      `${tip}\n`,
+    )
+    expect(git(gitdir, 'fsck', '--no-dangling')).toBe('')
   })
 })

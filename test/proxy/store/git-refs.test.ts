@@ -11,11 +11,14 @@ import { commitFiles } from '../../../proxy/store/git'
 import type { Repo } from '../../../proxy/store/git-repo'
 import {
   assertRefName,
+  appendReflog,
   casRef,
   clearStaleLocks,
+  deleteRef,
   listRefs,
   parsePackedRefs,
   readHeadTarget,
+  readReflog,
   readRef,
   RefConflict,
 } from '../../../proxy/store/git-refs'
@@ -164,5 +167,48 @@ describe('clearStaleLocks', () => {
     expect(fs.existsSync(path.join(gitdir, 'refs/heads/agents/team/y'))).toBe(true)
     expect(await clearStaleLocks(gitdir, 'nothing-here')).toEqual([])
     await expect(clearStaleLocks(gitdir, '../..')).rejects.toThrow(/not a usable ref prefix/)
+  })
+})
+
+describe('the reflog', () => {
+  it('gets a line per move that asks for one, which git reads, and reads back newest first', async () => {
+    await casRef(repo, 'refs/heads/agents/r', root, null, { reflog: 'step 001: m [r]' })
+    await casRef(repo, 'refs/heads/agents/r', other, root, { reflog: 'step 002: m [r]\nbody' })
+    expect(git(gitdir, 'reflog', '--format=%gs', 'agents/r').trim().split('\n')).toEqual([
+      'step 002: m [r]',
+      'step 001: m [r]',
+    ])
+    expect(readReflog(gitdir, 'refs/heads/agents/r')).toEqual([
+      { from: root, to: other, message: 'step 002: m [r]' },
+      { from: '0'.repeat(40), to: root, message: 'step 001: m [r]' },
+    ])
+  })
+
+  it('skips lines that do not read as reflog lines (a torn tail), and reads none for a ref without one', () => {
+    appendReflog(gitdir, 'refs/heads/agents/t', null, root, 'step 001: m [t]')
+    fs.appendFileSync(path.join(gitdir, 'logs', 'refs', 'heads', 'agents', 't'), '\0\0\0garbage')
+    expect(readReflog(gitdir, 'refs/heads/agents/t')).toHaveLength(1)
+    expect(readReflog(gitdir, 'refs/heads/agents/none')).toEqual([])
+  })
+})
+
+describe('deleteRef', () => {
+  it('deletes a loose ref holding the expected value, and refuses one that moved', async () => {
+    await casRef(repo, 'refs/heads/agents/d', root, null)
+    await expect(deleteRef(repo, 'refs/heads/agents/d', other)).rejects.toBeInstanceOf(RefConflict)
+    await deleteRef(repo, 'refs/heads/agents/d', root)
+    expect(await readRef(repo, 'refs/heads/agents/d')).toBeUndefined()
+  })
+
+  it("removes a packed ref's line, leaving the others", async () => {
+    await casRef(repo, 'refs/heads/agents/p', other, null)
+    await casRef(repo, 'refs/heads/agents/q', root, null)
+    git(gitdir, 'pack-refs', '--all')
+    await deleteRef(repo, 'refs/heads/agents/p', other)
+    expect(await readRef(repo, 'refs/heads/agents/p')).toBeUndefined()
+    expect(await readRef(repo, 'refs/heads/agents/q')).toBe(root)
+    expect(git(gitdir, 'for-each-ref', '--format=%(refname)', 'refs/heads/agents/').trim()).toBe(
+      'refs/heads/agents/q',
+    )
   })
 })

@@ -1,0 +1,105 @@
+/**
+ * `holdfast export`: the view's pages as one self-contained HTML file that opens offline (no
+ * server, no network: the stylesheet and script inlined, links are fragments between sections). A
+ * workspace exports its agents tree, every agent's timeline and step pages, and the cohorts of its
+ * notches; with an agent, that agent and what hangs under it. Invariant: each section is the markup
+ * the server renders for that page (links and the server-only form aside).
+ */
+import { formatStep } from '../core/naming'
+import { listSteps } from '../record/read'
+import { windowedFiles } from '../report/step-files'
+import { existingAgent, existingWorkspace } from '../report/lookup'
+import { type Html } from './html'
+import { exportDocument, exportSection } from './layout'
+import { exportLinks as links, sectionId } from './links'
+import { agentBody, agentData } from './pages/agent'
+import { cohortBody, cohortData } from './pages/cohort'
+import { stepBody, stepData } from './pages/step'
+import { workspaceBody, workspaceData } from './pages/workspace'
+
+export interface ExportProgress {
+  (done: number, total: number, what: string): void
+}
+
+/** The whole document for a workspace (or one agent of it, with its splits and attempts). */
+export async function exportHtml(
+  home: string,
+  wsName: string,
+  agent?: string,
+  progress: ExportProgress = () => undefined,
+): Promise<string> {
+  const ws = await existingWorkspace(home, wsName)
+  if (agent !== undefined) await existingAgent(ws, agent)
+  const all = await workspaceData(ws)
+  const keep = (name: string, seen = new Set<string>()): boolean => {
+    if (agent === undefined || name === agent) return true
+    if (seen.has(name)) return false
+    seen.add(name)
+    const node = all.nodes.find((n) => n.row.agent === name)
+    const parent = node?.attempt?.step?.agent ?? node?.row.parent
+    return parent !== undefined && parent !== null && keep(parent, seen)
+  }
+  const data = {
+    ...all,
+    nodes: all.nodes.filter((n) => keep(n.row.agent)),
+    rows: all.rows.filter((r) => keep(r.agent)),
+  }
+  const wsTrail = { label: ws.name, href: links.workspace(ws.name) }
+  const sections: Html[] = [
+    exportSection(sectionId(links.workspace(ws.name)), {
+      trail: [{ label: ws.name }],
+      links,
+      body: workspaceBody(data, links),
+    }),
+  ]
+  const total = data.rows.reduce((s, r) => s + r.steps, 0)
+  let done = 0
+  for (const row of data.rows) {
+    const a = row.agent
+    const agentTrail = { label: a, href: links.agent(ws.name, a) }
+    const d = await agentData(ws, a)
+    sections.push(
+      exportSection(sectionId(links.agent(ws.name, a)), {
+        trail: [wsTrail, { label: a }],
+        links,
+        body: agentBody(d, links),
+      }),
+    )
+    const files = windowedFiles(ws, a)
+    const steps = await listSteps(ws, a)
+    for (const r of d.rows) {
+      const s = await stepData(ws, a, r.n, files, steps).catch(() => undefined)
+      done++
+      if (!s) continue
+      sections.push(
+        exportSection(sectionId(links.step(ws.name, a, r.n)), {
+          trail: [wsTrail, agentTrail, { label: formatStep(r.n) }],
+          links,
+          body: stepBody(s, links),
+        }),
+      )
+      progress(done, total, `${a} ${formatStep(r.n)}`)
+    }
+  }
+  const notches = new Map<string, { agent: string; n: number }>()
+  for (const n of data.nodes) {
+    const s = n.attempt?.step
+    if (s) notches.set(`${s.agent}@${s.n}`, { agent: s.agent, n: s.n })
+  }
+  for (const { agent: a, n } of notches.values()) {
+    const d = await cohortData(ws, a, n)
+    sections.push(
+      exportSection(sectionId(links.cohort(ws.name, a, n)), {
+        trail: [wsTrail, { label: a, href: links.agent(ws.name, a) }, { label: `cohort @${formatStep(n)}` }],
+        links,
+        body: cohortBody(d, links),
+      }),
+    )
+  }
+  const title = agent ? `${ws.name}/${agent}` : ws.name
+  return exportDocument(
+    title,
+    `Exported by holdfast on ${new Date().toISOString().slice(0, 19).replace('T', ' ')} UTC: ${title}, ${total} steps. The raw records are in the workspace's git repository.`,
+    sections,
+  )
+}

@@ -1,0 +1,296 @@
+/**
+ * `/ui/w/<ws>/a/<agent>/s/<NNN>`: one step — `why` in words (report/why, as `holdfast why` says
+ * it), a structural diff against the previous step, the conversation as a transcript (system,
+ * messages, tool calls and results, the answer rebuilt from the recorded stream; what the previous
+ * step already sent folded), meta, and links to the raw bytes as recorded. The Fork from here form
+ * is added by the server (fork.ts). Invariant: a record that cannot be read is said on the page.
+ */
+import type { StepMeta } from '../../../generated/meta'
+import { isObject, type Json, type JsonObject } from '../../core/json'
+import { formatStep } from '../../core/naming'
+import { dialectByName } from '../../dialects'
+import type { Dialect, Rebuilt } from '../../dialects/types'
+import { META_FILE, REQUEST_FILE, RESPONSE_FILES } from '../../record/layout'
+import { listSteps, type StepRef } from '../../record/read'
+import { NotFound } from '../../report/lookup'
+import { directFiles, type StepFiles } from '../../report/step-files'
+import { whyOf, type WhyReport } from '../../report/why'
+import type { Workspace } from '../../store/workspace'
+import { type StepDiff, stepDiff } from '../diff'
+import { fmtMs, fmtTime, fmtTokens, fmtUsd, type Html, markup } from '../html'
+import type { Links } from '../links'
+import { entryHtml, textHtml } from '../transcript'
+
+export interface StepData {
+  ws: string
+  agent: string
+  n: number
+  meta: StepMeta
+  why: WhyReport
+  request: JsonObject | undefined
+  /** Why the request could not be shown, when it could not. */
+  requestFault: string | undefined
+  dialect: Dialect
+  previous: { n: number; request: JsonObject; meta: StepMeta } | undefined
+  diff: StepDiff | null
+  reply: Rebuilt | undefined
+  responseFile: string | undefined
+  committed: boolean
+  last: number
+}
+
+function parsed(bytes: Buffer | undefined, what: string): JsonObject | undefined {
+  if (!bytes) return undefined
+  const v: unknown = JSON.parse(bytes.toString('utf8'))
+  if (!isObject(v)) throw new Error(`${what} is not a JSON object`)
+  return v
+}
+
+/**
+ * A step's page data, each file read once (through `files`: one at a time for a page, by windows
+ * for an export); `steps` (all of the agent's, when the caller has them) spares a listing.
+ */
+export async function stepData(
+  ws: Workspace,
+  agent: string,
+  n: number,
+  files: StepFiles = directFiles(ws, agent),
+  steps?: readonly StepRef[],
+): Promise<StepData> {
+  const metaOf = async (k: number): Promise<StepMeta | undefined> => {
+    const b = await files.file(k, META_FILE)
+    return b && (JSON.parse(b.toString('utf8')) as StepMeta)
+  }
+  const meta = await metaOf(n)
+  let request: JsonObject | undefined
+  let requestFault: string | undefined
+  try {
+    request = parsed(await files.file(n, REQUEST_FILE), `step ${formatStep(n)}'s request.json`)
+  } catch (err) {
+    requestFault = (err as Error).message
+  }
+  if (!meta || (!request && !requestFault))
+    throw new NotFound(`no step ${formatStep(n)} recorded for ${ws.name}/${agent}`)
+  if (!request) throw new NotFound(requestFault as string)
+  const dialect = dialectByName(meta.dialect)
+  const prevMeta = n > 1 ? await metaOf(n - 1).catch(() => undefined) : undefined
+  const prevBytes = n > 1 ? await files.file(n - 1, REQUEST_FILE) : undefined
+  const report = whyOf({ n, meta, cur: request, prevMeta, prevBytes })
+  let previous: StepData['previous']
+  try {
+    const pr = parsed(prevBytes, 'the previous request')
+    if (prevMeta && pr) previous = { n: n - 1, request: pr, meta: prevMeta }
+  } catch {
+    previous = undefined // said by why (a record fault); nothing to diff against
+  }
+  const diff = previous
+    ? stepDiff(dialect, previous.request, request, previous.meta.request_headers, meta.request_headers)
+    : null
+  let response: { file: string; bytes: Buffer } | undefined
+  for (const file of RESPONSE_FILES) {
+    const bytes = await files.file(n, file)
+    if (bytes) {
+      response = { file, bytes }
+      break
+    }
+  }
+  let reply: Rebuilt | undefined
+  try {
+    reply = response ? dialect.rebuildReply(response.bytes, response.file === 'response.sse') : undefined
+  } catch {
+    reply = undefined // an answer that cannot be rebuilt is still linked raw
+  }
+  const all = steps ?? (await listSteps(ws, agent))
+  return {
+    ws: ws.name,
+    agent,
+    n,
+    meta,
+    why: report,
+    request,
+    requestFault,
+    dialect,
+    previous,
+    diff,
+    reply,
+    responseFile: response?.file,
+    committed: all.find((s) => s.n === n)?.committed ?? false,
+    last: all.length ? (all[all.length - 1] as StepRef).n : n,
+  }
+}
+
+function whyHtml(d: StepData): Html {
+  return markup`<ul class="why">
+    ${d.why.summary.map((l) => markup`<li>${l}</li>`)}${d.why.changes.map(
+      (c) => markup`<li>changed <code>${c.field}</code>: ${c.why}</li>`,
+    )}
+  </ul>`
+}
+
+const names = (list: readonly string[]): Html =>
+  markup`${list.map((n, i) => markup`${i ? ', ' : ''}<code>${n}</code>`)}`
+
+export function diffHtml(d: StepDiff, previous: string): Html {
+  const m = d.messages
+  const t = d.tools
+  const items: Html[] = []
+  if (d.model) items.push(markup`<li>model: <code>${d.model.from}</code> → <code>${d.model.to}</code></li>`)
+  items.push(
+    m.rewrittenFrom !== null
+      ? markup`<li class="bad">
+          transcript rewritten from message ${m.rewrittenFrom}: ${m.previous} messages before, ${m.current}
+          now (${m.common} kept)
+        </li>`
+      : markup`<li>messages: ${m.added} added (${m.previous} → ${m.current})</li>`,
+  )
+  const toolBits: Html[] = []
+  if (t.added.length) toolBits.push(markup`added ${names(t.added)}`)
+  if (t.removed.length) toolBits.push(markup`removed ${names(t.removed)}`)
+  if (t.edited.length) toolBits.push(markup`edited ${names(t.edited)}`)
+  if (t.reordered) toolBits.push(markup`reordered`)
+  items.push(
+    markup`<li>
+      tools (${t.previous} → ${t.current}):
+      ${toolBits.length ? toolBits.map((b, i) => markup`${i ? '; ' : ''}${b}`) : 'unchanged'}
+    </li>`,
+  )
+  items.push(
+    d.system.changed
+      ? markup`<li class="bad">
+          system changed (${d.system.from} → ${d.system.to}
+          characters)${d.system.lines ? '' : ': too long to compare line by line'}
+        </li>`
+      : markup`<li>system unchanged</li>`,
+  )
+  if (d.fields.length) items.push(markup`<li>other fields changed: ${names(d.fields)}</li>`)
+  for (const h of d.headers)
+    items.push(
+      markup`<li>header <code>${h.name}</code>: ${h.from ?? '(absent)'} → ${h.to ?? '(absent)'}</li>`,
+    )
+  const lines = d.system.lines
+  return markup`<p class="muted">Against step ${previous}.</p>
+    <ul>
+      ${items}
+    </ul>
+    ${
+      lines
+        ? markup`<div class="toolbar" hidden>
+              <label
+                ><input type="checkbox" data-diff-toggle="#system-diff" checked /> changed lines only</label
+              >
+            </div>
+            <pre class="diff" id="system-diff">
+${lines.map((l) => markup`<span class="${l.op}">${l.op === 'add' ? '+ ' : l.op === 'del' ? '- ' : '  '}${l.text}\n</span>`)}</pre>`
+        : ''
+    }`
+}
+
+/** The system part; in an export, a system the previous step already sent is a link to it. */
+function systemHtml(d: StepData, system: string, links: Links): Html {
+  const head = markup`<div class="role">system</div>`
+  if (links.mode === 'export' && d.previous && d.diff && !d.diff.system.changed)
+    return markup`<div class="msg system">${head}<p class="muted">${system.length} characters, as sent by <a href="${links.step(d.ws, d.agent, d.previous.n)}">step ${formatStep(d.previous.n)}</a>.</p></div>`
+  return markup`<div class="msg system">${head}${textHtml(system)}</div>`
+}
+
+/** The transcript: system, messages (what the previous step already sent folded), the answer. */
+function transcriptHtml(d: StepData, links: Links): Html {
+  const req = d.request
+  if (!req) return markup`<p class="bad">${d.requestFault ?? 'no request recorded'}</p>`
+  const system = d.dialect.systemText(req)
+  const entries = d.dialect.transcript(req)
+  const kept = d.diff ? d.diff.messages.common : 0
+  const earlier = entries.slice(0, kept)
+  const added = entries.slice(kept)
+  const earlierHtml =
+    earlier.length === 0
+      ? ''
+      : links.mode === 'export' && d.previous
+        ? markup`<p class="muted">
+            ${earlier.length} earlier messages, as sent by
+            <a href="${links.step(d.ws, d.agent, d.previous.n)}">step ${formatStep(d.previous.n)}</a>.
+          </p>`
+        : markup`<details class="earlier">
+            <summary>${earlier.length} earlier messages, as step ${formatStep(d.n - 1)} sent them</summary>
+            ${earlier.map((e) => entryHtml(e))}
+          </details>`
+  const answer = d.reply
+    ? markup`${d.reply.turn.map((e: Json) => entryHtml(e, 'answer'))}`
+    : markup`<p class="muted">
+        ${d.responseFile ? 'The answer has no assistant turn (an error, or an empty stream): see the raw response.' : 'No answer recorded (yet).'}
+      </p>`
+  return markup`<div class="toolbar">
+      <button type="button" data-fold="open" data-target="#transcript" hidden>unfold all</button
+      ><button type="button" data-fold="close" data-target="#transcript" hidden>fold all</button>
+    </div>
+    <div id="transcript">
+      ${system ? systemHtml(d, system, links) : ''}
+      ${earlierHtml}${added.map((e) => entryHtml(e))}
+      <h3>Answer</h3>
+      ${answer}
+    </div>`
+}
+
+function metaHtml(d: StepData, links: Links): Html {
+  const m = d.meta
+  const rawLinks = [`request.json`, d.responseFile, 'meta.json']
+    .filter((f): f is string => typeof f === 'string')
+    .map((f) => ({ f, href: links.raw(d.ws, d.agent, d.n, f) }))
+  const gitPath = `agents/${d.agent}:steps/${d.agent}/${formatStep(d.n)}/request.json`
+  return markup`<p>
+      ${rawLinks.map((l) => (l.href ? markup`<a href="${l.href}">${l.f}</a> · ` : ''))}
+      <code>git -C &lt;home&gt;/workspaces/${d.ws}/repo.git show ${gitPath}</code
+      >${d.committed ? '' : markup` <span class="muted">(pending: not committed yet)</span>`}
+    </p>
+    <details>
+      <summary>meta.json</summary>
+      <pre>${JSON.stringify(m, null, 2)}</pre>
+    </details>`
+}
+
+export function stepHeader(d: StepData, links: Links): Html {
+  const m = d.meta
+  const u = m.usage
+  return markup`<h1>Step ${formatStep(d.n)} <span class="muted">of ${d.agent} in ${d.ws}</span></h1>
+    <p>
+      ${d.n > 1 ? markup`<a href="${links.step(d.ws, d.agent, d.n - 1)}">← ${formatStep(d.n - 1)}</a>` : ''}
+      ${d.n < d.last ? markup` · <a href="${links.step(d.ws, d.agent, d.n + 1)}">${formatStep(d.n + 1)} →</a>` : ''}
+    </p>
+    <div class="cards">
+      <div class="card">
+        <b>${m.route.model ?? '-'}</b
+        ><span>${m.dialect} via ${m.route.provider}${m.route.role ? ` as ${m.route.role}` : ''}</span>
+      </div>
+      <div class="card">
+        <b>${m.status ?? m.outcome ?? 'in flight'}</b><span>${fmtTime(m.started_at)}</span>
+      </div>
+      <div class="card">
+        <b>${fmtTokens(u?.cache_read_tokens)} / ${fmtTokens(u?.cache_write_tokens)}</b
+        ><span>cache read / write</span>
+      </div>
+      <div class="card">
+        <b>${fmtTokens(u?.input_tokens)} / ${fmtTokens(u?.output_tokens)}</b
+        ><span>uncached input / output</span>
+      </div>
+      <div class="card">
+        <b>${m.cost ? fmtUsd(m.cost.usd) : u ? 'unpriced' : '-'}</b
+        ><span
+          >cost${m.cost?.saved_by_hold_usd ? `, hold saved ${fmtUsd(m.cost.saved_by_hold_usd)}` : ''}</span
+        >
+      </div>
+      <div class="card"><b>${fmtMs(m.ttfb_ms)}</b><span>first byte (total ${fmtMs(m.total_ms)})</span></div>
+    </div>`
+}
+
+/** The step page's body; `fork` is the server's Fork from here section (absent in an export). */
+export function stepBody(d: StepData, links: Links, fork?: Html): Html {
+  return markup`${stepHeader(d, links)}
+    <h2>Why</h2>
+    ${whyHtml(d)} ${fork ?? ''}
+    <h2>Diff</h2>
+    ${d.diff && d.previous ? diffHtml(d.diff, formatStep(d.previous.n)) : markup`<p class="muted">${d.n === 1 ? 'First step: nothing to compare.' : 'The previous step has no readable record.'}</p>`}
+    <h2>Conversation</h2>
+    ${transcriptHtml(d, links)}
+    <h2>Meta</h2>
+    ${metaHtml(d, links)}`
+}

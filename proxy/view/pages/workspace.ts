@@ -1,0 +1,139 @@
+/**
+ * `/ui/w/<ws>`: the agents of a workspace as a tree — main chains at the root, sessions, subagents
+ * and side requests under the agent they were split from, attempts under the agent of their notch
+ * (with a link to the notch's cohort) — each with its steps, tokens, cache reads and writes, cost,
+ * held steps and what the hold saved. An agent whose parent has no steps is shown at the root.
+ */
+import { type AgentRow, type AttemptOrigin, attemptOrigin, workspaceAgentRows } from '../../report/agents'
+import type { Workspace } from '../../store/workspace'
+import { fmtTime, fmtTokens, fmtUsd, type Html, markup } from '../html'
+import type { Links } from '../links'
+import { costText, readShare, workspaceRow } from './workspaces'
+import { fmtShare } from '../html'
+
+export interface TreeNode {
+  row: AgentRow
+  attempt: AttemptOrigin | undefined
+  depth: number
+}
+
+export interface WorkspaceData {
+  ws: string
+  nodes: TreeNode[]
+  rows: AgentRow[]
+}
+
+/** The agents in tree order (depth first, children by name), each with its depth. */
+export function agentTree(
+  rows: readonly AgentRow[],
+  attempts: ReadonlyMap<string, AttemptOrigin>,
+): TreeNode[] {
+  const names = new Set(rows.map((r) => r.agent))
+  const parentOf = (r: AgentRow): string | null => {
+    const p = attempts.get(r.agent)?.step?.agent ?? r.parent
+    return p !== null && names.has(p) && p !== r.agent ? p : null
+  }
+  const children = new Map<string | null, AgentRow[]>()
+  for (const r of rows) children.set(parentOf(r), [...(children.get(parentOf(r)) ?? []), r])
+  const out: TreeNode[] = []
+  const seen = new Set<string>()
+  const walk = (parent: string | null, depth: number): void => {
+    for (const r of (children.get(parent) ?? []).sort((a, b) => (a.agent < b.agent ? -1 : 1))) {
+      if (seen.has(r.agent)) continue
+      seen.add(r.agent)
+      out.push({ row: r, attempt: attempts.get(r.agent), depth })
+      walk(r.agent, depth + 1)
+    }
+  }
+  walk(null, 0)
+  // A cycle cannot come from names and notches, but nothing is ever left out.
+  for (const r of rows) if (!seen.has(r.agent)) out.push({ row: r, attempt: attempts.get(r.agent), depth: 0 })
+  return out
+}
+
+export async function workspaceData(ws: Workspace): Promise<WorkspaceData> {
+  const rows = await workspaceAgentRows(ws)
+  const attempts = new Map<string, AttemptOrigin>()
+  for (const r of rows) {
+    const a = await attemptOrigin(ws, r.agent)
+    if (a) attempts.set(r.agent, a)
+  }
+  return { ws: ws.name, rows, nodes: agentTree(rows, attempts) }
+}
+
+function kindCell(n: TreeNode, ws: string, links: Links): Html {
+  const a = n.attempt
+  if (a) {
+    return a.step
+      ? markup`<span class="tag">attempt</span> ${a.role} from
+          <a href="${links.cohort(ws, a.step.agent, a.step.n)}">${a.step.agent}@${a.step.name}</a>`
+      : markup`<span class="tag">attempt</span> ${a.role} (clean start)`
+  }
+  return n.row.kind === 'main'
+    ? markup`<span class="muted">main</span>`
+    : markup`<span class="tag">${n.row.kind}</span>`
+}
+
+/** The tree's table body (replaced whole by a live update). */
+export function treeRows(d: WorkspaceData, links: Links): Html {
+  return markup`${d.nodes.map((n) => {
+    const r = n.row
+    return markup`<tr data-agent="${r.agent}">
+      <td class="name">
+        <span class="indent">${'\u2003'.repeat(n.depth)}${n.depth ? '└ ' : ''}</span
+        ><a href="${links.agent(d.ws, r.agent)}">${r.agent}</a>
+      </td>
+      <td>${kindCell(n, d.ws, links)}</td>
+      <td class="n">${r.steps}</td>
+      <td>${r.models.join(', ')}</td>
+      <td class="n">${fmtTokens(r.input)}</td>
+      <td class="n">${fmtTokens(r.cache_read)}</td>
+      <td class="n">${fmtTokens(r.cache_write)}</td>
+      <td class="n">${fmtTokens(r.output)}</td>
+      <td class="n">${costText(r.cost_usd, r.unpriced)}</td>
+      <td class="n">${r.held_steps}</td>
+      <td class="n">${fmtUsd(r.saved_usd)}</td>
+      <td>${fmtTime(r.last)}</td>
+    </tr>`
+  })}`
+}
+
+/** The summary cards (replaced whole by a live update). */
+export function workspaceCards(d: WorkspaceData): Html {
+  const w = workspaceRow(d.ws, d.rows)
+  return markup`<div class="card"><b>${w.agents}</b><span>agents</span></div>
+    <div class="card"><b>${fmtTokens(w.steps)}</b><span>steps</span></div>
+    <div class="card"><b>${costText(w.cost_usd, w.unpriced)}</b><span>cost</span></div>
+    <div class="card"><b>${fmtShare(readShare(w))}</b><span>cache read share</span></div>
+    <div class="card"><b>${fmtUsd(w.saved_usd)}</b><span>hold saved (${w.held_steps} held steps)</span></div>`
+}
+
+export function workspaceBody(d: WorkspaceData, links: Links): Html {
+  return markup`<h1>Workspace ${d.ws}</h1>
+    <div class="cards" id="ws-cards">${workspaceCards(d)}</div>
+    ${
+      d.rows.length === 0
+        ? markup`<p class="muted">No agent of ${d.ws} has steps yet.</p>`
+        : markup`<table class="tree">
+            <thead>
+              <tr>
+                <th>agent</th>
+                <th>kind</th>
+                <th class="n">steps</th>
+                <th>models</th>
+                <th class="n">input</th>
+                <th class="n">cache read</th>
+                <th class="n">cache write</th>
+                <th class="n">output</th>
+                <th class="n">cost</th>
+                <th class="n">held</th>
+                <th class="n">saved</th>
+                <th>last</th>
+              </tr>
+            </thead>
+            <tbody id="ws-tree">
+              ${treeRows(d, links)}
+            </tbody>
+          </table>`
+    }`
+}

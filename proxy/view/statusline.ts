@@ -1,0 +1,133 @@
+/**
+ * The status line's answer (`GET /ui/api/statusline?session=<id>`, asked by `holdfast statusline`
+ * after every Claude Code message): the agent a Claude Code session's requests went to, the cache
+ * read share of its last step, and the cost and hold savings of the session's agents so far (the
+ * agent, its subagents and side requests; not a second session's). Invariant: a committed step's
+ * row is read once and kept, so a long session answers in the time of its new steps.
+ */
+import type { ServerContext } from '../context'
+import { formatStep } from '../core/naming'
+import { META_FILE } from '../record/layout'
+import { listSteps, readStepMeta } from '../record/read'
+import { splitOf } from '../report/agents'
+import { agentsOf } from '../report/lookup'
+import { cacheReadShare, stepRow, type StepRow, totals } from '../report/steps'
+import type { StepMeta } from '../../generated/meta'
+import { readFileAt } from '../store/git'
+import { readRef } from '../store/git-refs'
+import { agentRef, stepTreeDir } from '../store/home'
+import type { Workspace } from '../store/workspace'
+
+export interface StatusLine {
+  workspace: string
+  agent: string
+  steps: number
+  /** The last step's cache read share (0–1), or null when it reported no usage. */
+  last_read_share: number | null
+  cost_usd: number
+  unpriced: number
+  saved_usd: number
+}
+
+const SESSION_HEADER = 'x-claude-code-session-id'
+
+/** Rows of committed steps, kept: they never change. Keyed `<home>\0<ws>\0<agent>`. */
+const committedRows = new Map<string, Map<number, StepRow>>()
+const sessions = new Map<string, { ws: string; agent: string }>()
+
+async function rowsOf(ws: Workspace, agent: string): Promise<StepRow[]> {
+  const key = `${ws.home}\0${ws.name}\0${agent}`
+  let kept = committedRows.get(key)
+  if (!kept) committedRows.set(key, (kept = new Map()))
+  const tip = await readRef(ws.repo, agentRef(agent))
+  const out: StepRow[] = []
+  for (const ref of await listSteps(ws, agent)) {
+    const known = ref.committed ? kept.get(ref.n) : undefined
+    if (known) {
+      out.push(known)
+      continue
+    }
+    let meta: StepMeta | undefined
+    const bytes =
+      ref.committed && tip
+        ? await readFileAt(ws.repo, tip, `${stepTreeDir(agent, ref.n)}/${META_FILE}`)
+        : undefined
+    if (bytes) meta = JSON.parse(bytes.toString('utf8')) as StepMeta
+    else meta = await readStepMeta(ws, agent, ref.n).catch(() => undefined)
+    const row = stepRow({ ref, meta }, 'in flight')
+    if (ref.committed && meta) kept.set(ref.n, row)
+    out.push(row)
+  }
+  return out
+}
+
+/** The agent a session's main requests went to, among the agents this server has seen. */
+async function sessionAgent(
+  ctx: ServerContext,
+  session: string,
+): Promise<{ ws: string; agent: string } | undefined> {
+  const known = sessions.get(`${ctx.home}\0${session}`)
+  if (known) return known
+  let best: { ws: string; agent: string; at: string; rank: number } | undefined
+  for (const a of ctx.agents.values()) {
+    const n = a.next - 1
+    if (n < 1) continue
+    const meta = await readStepMeta(a.ws, a.name, n).catch(() => undefined)
+    if (meta?.request_headers?.[SESSION_HEADER] !== session) continue
+    const kind = splitOf(a.name).kind
+    const rank = kind === 'main' || kind === 'session' ? 1 : 0
+    if (!best || rank > best.rank || (rank === best.rank && meta.started_at > best.at))
+      best = { ws: a.ws.name, agent: a.name, at: meta.started_at, rank }
+  }
+  if (!best) return undefined
+  // A split (subagent, side request) stands for its root when the root is not seen yet.
+  const found = { ws: best.ws, agent: best.rank ? best.agent : rootOf(best.agent) }
+  if (best.rank) sessions.set(`${ctx.home}\0${session}`, found)
+  return found
+}
+
+/** The agent a split hangs from, up to the first main or session agent. */
+function rootOf(agent: string): string {
+  let a = agent
+  for (let s = splitOf(a); s.parent && s.kind !== 'session'; s = splitOf(a)) a = s.parent
+  return a
+}
+
+/** Whether `name` belongs to `agent`'s session: itself, its subagents and side requests (not `.s-` sessions). */
+export const inSession = (agent: string, name: string): boolean =>
+  name === agent || (name.startsWith(`${agent}.`) && !name.slice(agent.length).startsWith('.s-'))
+
+export async function statusFor(ctx: ServerContext, session: string): Promise<StatusLine | undefined> {
+  const found = await sessionAgent(ctx, session)
+  if (!found) return undefined
+  const ws = ctx.workspace(found.ws)
+  const own = await rowsOf(ws, found.agent)
+  const all: StepRow[] = []
+  for (const name of await agentsOf(ws)) {
+    if (inSession(found.agent, name)) all.push(...(name === found.agent ? own : await rowsOf(ws, name)))
+  }
+  const t = totals(all)
+  const last = own[own.length - 1]
+  return {
+    workspace: found.ws,
+    agent: found.agent,
+    steps: own.length,
+    last_read_share: last ? cacheReadShare(last) : null,
+    cost_usd: t.cost_usd,
+    unpriced: t.unpriced,
+    saved_usd: t.saved_usd,
+  }
+}
+
+/** The line Claude Code shows: `holdfast main · 42 steps · cache 97% · saved $0.12 · $1.84`. */
+export function statusText(s: StatusLine): string {
+  const usd = (n: number): string => `$${n.toFixed(n !== 0 && Math.abs(n) < 0.01 ? 4 : 2)}`
+  const share = s.last_read_share === null ? '-' : `${Math.round(s.last_read_share * 100)}%`
+  return [
+    `holdfast ${s.workspace}/${s.agent}`,
+    `${s.steps} step${s.steps === 1 ? '' : 's'} (last ${formatStep(Math.max(1, s.steps))})`,
+    `cache ${share}`,
+    `hold saved ${usd(s.saved_usd)}`,
+    `${usd(s.cost_usd)}${s.unpriced ? ` + ${s.unpriced} unpriced` : ''}`,
+  ].join(' · ')
+}

@@ -1,0 +1,39 @@
+/** view/layout: a server page links the hashed assets and its live address; an export inlines them and has one section per page. */
+import { CSS, CSS_NAME, JS_NAME } from '../../../proxy/view/assets'
+import { markup } from '../../../proxy/view/html'
+import { crumbs, exportDocument, exportSection, serverPage } from '../../../proxy/view/layout'
+import { exportLinks, serverLinks } from '../../../proxy/view/links'
+
+describe('the frame of a page', () => {
+  it('links the assets on a server, and names the live stream when the page has one', () => {
+    const page = serverPage({
+      title: 'x<y',
+      trail: [{ label: 'ws' }],
+      links: serverLinks,
+      body: markup`<p>hi</p>`,
+      live: '/ui/w/ws/live',
+    })
+    expect(page).toContain(`href="/ui/assets/${CSS_NAME}"`)
+    expect(page).toContain(`src="/ui/assets/${JS_NAME}"`)
+    expect(page).toContain('data-live="/ui/w/ws/live"')
+    expect(page).toContain('<title>x&lt;y · holdfast</title>')
+    expect(serverPage({ title: 't', trail: [], links: serverLinks, body: markup`` })).not.toContain(
+      'data-live',
+    )
+  })
+
+  it('inlines the stylesheet and script in an export, each page a section', () => {
+    const doc = exportDocument('ws', 'note', [
+      exportSection('/w/ws', { trail: [], links: exportLinks, body: markup`<p>one</p>` }),
+    ])
+    expect(doc).toContain(CSS)
+    expect(doc).toContain('<section class="page" id="/w/ws">')
+    expect(doc).not.toContain('/ui/assets/')
+  })
+
+  it('escapes the breadcrumbs’ names', () => {
+    expect(crumbs(serverLinks, [{ label: '<ws>', href: '/ui/w/%3Cws%3E' }]).text).toContain(
+      '<a href="/ui/w/%3Cws%3E">&lt;ws&gt;</a>',
+    )
+  })
+})

@@ -1,0 +1,49 @@
+/**
+ * view/statusline: the serve finds the agent a Claude Code session's main requests went to (by the
+ * session header it recorded), and sums the session's agents — itself, its subagents and side
+ * requests, not another session on the same address.
+ */
+import { inSession, statusFor, statusText } from '../../../proxy/view/statusline'
+import { startProxy, type Proxy } from '../../support/harness'
+import { mainStep, sendStep } from '../../support/view-demo'
+
+let p: Proxy
+beforeAll(async () => {
+  p = await startProxy()
+  const cc = (session: string) => ({
+    'x-claude-code-session-id': session,
+    'user-agent': 'claude-cli/2.1.197 (external, cli)',
+  })
+  await sendStep(p, 'cc', 'main', mainStep(1, ['Read']), cc('sess-a'))
+  await sendStep(p, 'cc', 'main', mainStep(2, ['Read']), cc('sess-a'))
+  await sendStep(p, 'cc', 'main.sub-x', mainStep(1, []), cc('sess-a'))
+  await sendStep(p, 'cc', 'main.s-other', mainStep(1, ['Read']), cc('sess-b'))
+  await p.settled()
+})
+afterAll(() => p.close())
+
+describe('the status line’s answer', () => {
+  it('names the session’s agent, its last step’s cache share, and the cost of its agents only', async () => {
+    const s = await statusFor(p.server.ctx, 'sess-a')
+    expect(s).toMatchObject({ workspace: 'cc', agent: 'main', steps: 2 })
+    expect(s?.last_read_share).toBeGreaterThan(0)
+    const other = await statusFor(p.server.ctx, 'sess-b')
+    expect(other).toMatchObject({ agent: 'main.s-other', steps: 1 })
+    expect((s?.cost_usd ?? 0) + (other?.cost_usd ?? 0)).toBeGreaterThan(other?.cost_usd ?? 0)
+    expect(statusText(s!)).toMatch(
+      /^holdfast cc\/main · 2 steps \(last 002\) · cache \d+% · hold saved \$[\d.]+ · \$[\d.]+$/,
+    )
+  })
+
+  it('has no answer for a session it has not seen', async () => {
+    expect(await statusFor(p.server.ctx, 'nobody')).toBeUndefined()
+  })
+
+  it('counts subagents and side requests in a session, not a second session', () => {
+    expect(
+      ['main', 'main.aux', 'main.sub-1', 'main.sub-1.sub-2', 'main.s-2', 'mainly'].filter((n) =>
+        inSession('main', n),
+      ),
+    ).toEqual(['main', 'main.aux', 'main.sub-1', 'main.sub-1.sub-2'])
+  })
+})
