@@ -105,6 +105,12 @@ export const COMMANDS = [
     load: async (): Promise<Register> => (await import('./hooks')).registerHooks,
   },
   {
+    name: 'remote',
+    term: 'remote',
+    description: 'share records and config through the git remote named holdfast: set, pull, fetch, show',
+    load: async (): Promise<Register> => (await import('./remote')).registerRemote,
+  },
+  {
     name: 'replay',
     term: 'replay [options] <ws> <agent>',
     description:

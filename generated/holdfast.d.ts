@@ -110,6 +110,43 @@ export interface HoldfastConfig {
      */
     fsync?: boolean
   }
+  /**
+   * This machine's name in a shared remote: its agents' branches are pushed as refs/holdfast/<machine>/agents/<agent>. One git ref component. Default: the host name's first label (characters a ref cannot hold become -).
+   */
+  machine?: string
+  /**
+   * What a workspace does with the git remote named holdfast of its repository, when it has one (docs/remote.md).
+   */
+  remote?: {
+    /**
+     * Push agents' branches to the remote in the background (false: only pull config).
+     */
+    push?: boolean
+    /**
+     * Where agents' branches go on the remote: custom (refs/holdfast/<machine>/agents/<agent>), heads (refs/heads/holdfast/<machine>/agents/<agent>, for hosts that refuse other refs), auto (custom, then heads if the remote refuses it).
+     */
+    refs?: 'auto' | 'custom' | 'heads'
+    /**
+     * A push starts this long after the first commit it carries, so the commits that land meanwhile go in one push.
+     */
+    push_delay_ms?: number
+    /**
+     * The first retry after a push that could not reach the remote; each next one waits twice as long.
+     */
+    retry_min_ms?: number
+    /**
+     * The longest wait between retries.
+     */
+    retry_max_ms?: number
+    /**
+     * Pull config/* lineages from the remote this often, besides at start and on holdfast remote pull (0: not on a timer).
+     */
+    fetch_interval_s?: number
+    /**
+     * A git push or fetch (of teammates' agents) that shows no progress for this long is stopped (a push is retried); the config pull, small, is stopped after this long in all.
+     */
+    timeout_s?: number
+  }
 }
 export interface ProviderRow {
   dialect: 'anthropic' | 'openai'

@@ -18,6 +18,7 @@ import type { McpEndpoint } from './mcp'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
 import { IDLE_COLLECT_MS, IdleCollector } from './idle-collect'
+import type { Remotes } from './remote'
 
 const idleCollectMs = (config: HoldfastConfig): number => config.limits?.idle_collect_ms ?? IDLE_COLLECT_MS
 
@@ -65,6 +66,8 @@ export class ServerContext {
   private sweeper: NodeJS.Timeout | undefined
   /** The plugins in run order (DESIGN §10); set by serve before it listens, closed at shutdown. */
   plugins: PluginHost = PluginHost.none()
+  /** The background pushes and config pulls of workspaces with a `holdfast` remote (proxy/remote); set by serve. */
+  remotes: Remotes | undefined
 
   constructor(
     readonly home: string,
@@ -160,8 +163,9 @@ export class ServerContext {
         this.config.prices,
       )
       const agent = a
-      a.onCommitted = (n) => {
+      a.onCommitted = (n, commit) => {
         this.records.committed(agent, n)
+        this.remotes?.committed(agent.ws, agent.name, n, commit)
         if (stepCommitted.hasSubscribers)
           stepCommitted.publish({ home: this.home, ws, agent: name, n } satisfies StepCommitted)
       }

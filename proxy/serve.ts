@@ -17,6 +17,7 @@ import { syncRegistrations } from './tools/registration'
 import { logHookInstall } from '../hooks/install'
 import { isLoopbackBind } from './address'
 import { ServerContext } from './context'
+import { Remotes } from './remote'
 import type { Logger } from './log'
 import { createServer, listen } from './server'
 import { hideHomeInErrors } from './respond'
@@ -111,6 +112,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       bodyTimeoutMs: config.timeouts?.upstream_body_ms ?? 600_000,
     })
     const ctx = new ServerContext(opts.home, config, upstream, opts.log)
+    ctx.remotes = new Remotes(opts.home, config, opts.log)
     // A plugin that fails to load stops the start with one line naming it (DESIGN §10).
     ctx.plugins = plugins = await loadPlugins({
       home: opts.home,
@@ -141,6 +143,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       started_at: new Date().toISOString(),
       home: opts.home,
     })
+    ctx.remotes.start() // in the background: a remote that is down never delays the start
     let closing: Promise<void> | undefined
     const up = upstream
     const shutdownMs = config.timeouts?.shutdown_ms ?? SHUTDOWN_MS
@@ -164,6 +167,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
             opts.log.warn(
               'some answered steps are not committed yet: they stay in the journal, and the next start commits them',
             )
+          await ctx.remotes?.close() // what the last commits left to push, within a few seconds
           await ctx.plugins.close()
           server.closeAllConnections()
           await closed
