@@ -7,6 +7,7 @@
 import type { Command } from 'commander'
 import { resolveHome } from '../proxy/store/home'
 import { agentRows as rowsOf, type AgentRow } from '../proxy/report/agents'
+import { readPushState } from '../proxy/remote/state'
 import { asCliError } from './lookup'
 import { fmtInt, fmtUsd, printJson, table } from './output'
 
@@ -29,16 +30,26 @@ export function registerAgents(program: Command): void {
     .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
     .option('--json', 'print JSON')
     .action(async (wsName: string, opts: { home?: string; json?: boolean }) => {
-      const rows = await agentRows(resolveHome(opts.home), wsName)
+      const home = resolveHome(opts.home)
+      const rows = await agentRows(home, wsName)
       if (opts.json) return printJson(rows)
       if (rows.length === 0) {
         process.stdout.write(`no agent of ${wsName} has steps yet\n`)
         return
       }
+      // The machine and pushed columns appear once there is a remote to speak of.
+      const machines = rows.some((r) => (r.machine ?? null) !== null)
+      const pushes = readPushState(home, wsName) !== undefined
+      const extra = (r: AgentRow): (string | number | null)[] => [
+        ...(machines ? [r.machine ?? 'this'] : []),
+        ...(pushes ? [(r.machine ?? null) === null ? (r.pushed ?? 'none') : null] : []),
+      ]
       process.stdout.write(
         table(
           [
             'agent',
+            ...(machines ? ['machine'] : []),
+            ...(pushes ? ['pushed'] : []),
             'parent',
             'kind',
             'steps',
@@ -56,6 +67,7 @@ export function registerAgents(program: Command): void {
           ],
           rows.map((r) => [
             r.agent,
+            ...extra(r),
             r.parent,
             r.kind,
             r.steps,

@@ -6,9 +6,10 @@
  * print the same sentences; `--json` prints the admin API's answer. `loaded` reads the file.
  */
 import type { Command } from 'commander'
-import { configuredToken, loadConfig } from '../proxy/store/config'
+import { loadConfig } from '../proxy/store/config'
 import { resolveHome } from '../proxy/store/home'
 import { readServeInfo } from '../proxy/store/serve-lock'
+import { homeToken } from '../proxy/store/token'
 import { createLogger } from '../proxy/log'
 import { type Act, getClient, listClients, loadedTools, loadTools, unloadTools } from '../proxy/tools/acts'
 import type { ToolHosts } from '../proxy/tools/hosts'
@@ -30,7 +31,7 @@ async function viaServer(
   path: string,
   body?: object,
 ): Promise<Answer> {
-  const token = configuredToken(loadConfig(home))
+  const token = homeToken(home, loadConfig(home))
   let res: Response
   try {
     res = await fetch(`${url}${path}`, {

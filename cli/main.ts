@@ -24,7 +24,7 @@ export const COMMANDS = [
   {
     name: 'env',
     term: 'env [options]',
-    description: 'print the base-URL exports for the running server (eval "$(holdfast env)")',
+    description: 'print the base-URL and token exports for the running server (eval "$(holdfast env)")',
     load: async (): Promise<Register> => (await import('./env')).registerEnv,
   },
   {
@@ -103,6 +103,12 @@ export const COMMANDS = [
     term: 'hooks',
     description: "manage the workspace repository's git hooks",
     load: async (): Promise<Register> => (await import('./hooks')).registerHooks,
+  },
+  {
+    name: 'remote',
+    term: 'remote',
+    description: 'share records and config through the git remote named holdfast: set, pull, fetch, show',
+    load: async (): Promise<Register> => (await import('./remote')).registerRemote,
   },
   {
     name: 'replay',

@@ -20,6 +20,7 @@ import { registerClients } from './clients'
 import { registerTypes } from './types'
 import { registerHooks } from './hooks'
 import { registerReplay } from './replay'
+import { registerRemote } from './remote'
 import { registerRecover } from './recover'
 import { registerOpen } from './open'
 import { registerExport } from './export'
@@ -43,6 +44,7 @@ export const REGISTER: Readonly<Record<(typeof COMMANDS)[number]['name'], Regist
   clients: registerClients,
   types: registerTypes,
   hooks: registerHooks,
+  remote: registerRemote,
   replay: registerReplay,
   recover: registerRecover,
   open: registerOpen,

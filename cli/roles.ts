@@ -36,6 +36,7 @@ export function registerRoles(program: Command): void {
         )
       }
       process.stdout.write(`${report.heading}\n`)
+      for (const line of report.remote) process.stdout.write(`${line}\n`)
       if (report.roles.length === 0) {
         process.stdout.write('no roles declared\n')
         return

@@ -17,7 +17,7 @@ import { assertName, fitName, checkName } from '../proxy/core/naming'
 import { resolveHome } from '../proxy/store/home'
 import { homeLockHolder, pidAlive, readServeInfo } from '../proxy/store/serve-lock'
 import { liveLeases, takeLease } from '../proxy/run-leases'
-import { envVars } from './env'
+import { envVars, keyRows } from './env'
 import { CliError } from './output'
 
 const STARTUP_MS = 60_000
@@ -180,7 +180,7 @@ export function registerRun(program: Command): void {
             )
           // Read once serve runs: its first start makes the home's token.
           const token = homeToken(home, config)
-          const vars = envVars(serve.url, ws, agent, token)
+          const vars = envVars(serve.url, ws, agent, token, keyRows(config))
           const own = process.env.ANTHROPIC_CUSTOM_HEADERS
           if (vars.ANTHROPIC_CUSTOM_HEADERS && own)
             vars.ANTHROPIC_CUSTOM_HEADERS = `${own}\n${vars.ANTHROPIC_CUSTOM_HEADERS}`

@@ -1,7 +1,10 @@
 /**
  * `holdfast serve`: the main job. Prints exactly `holdfast listening on http://HOST:PORT` as the
- * first stdout line; SIGINT/SIGTERM finish in-flight steps and commits, then exit 0. With
- * `--leased` (how `holdfast run` starts it) it also stops that way once no run holds a lease.
+ * first stdout line; SIGINT/SIGTERM finish in-flight steps (waiting at most
+ * `timeouts.shutdown_ms`, then cutting them, recorded as interrupted) and commits, then exit 0. A
+ * second signal cuts them at once; a third exits at once (the next start recovers the journal).
+ * With `--leased` (how `holdfast run` starts it) it also stops as on a first signal once no run
+ * holds a lease.
  */
 import type { Command } from 'commander'
 import { resolveHome } from '../proxy/store/home'
@@ -33,10 +36,18 @@ export function registerServe(program: Command): void {
       } catch (err) {
         throw new CliError((err as Error).message)
       }
-      let stopping = false
+      let signals = 0
       const stop = (signal: string): void => {
-        if (stopping) return
-        stopping = true
+        signals++
+        if (signals === 2) {
+          log.warn({ signal }, 'a second signal: cutting the steps in flight now (recorded as interrupted)')
+          server.ctx.shutdown.abort()
+          return
+        }
+        if (signals > 2) {
+          log.warn({ signal }, 'a third signal: exiting now; the next start recovers what the journal holds')
+          process.exit(1)
+        }
         log.info({ signal }, 'finishing in-flight steps and commits, then exiting')
         server.close().then(
           () => process.exit(0),
@@ -47,8 +58,8 @@ export function registerServe(program: Command): void {
         )
       }
       // Handlers first: a SIGTERM right after the listening line still finishes and removes serve.json.
-      process.once('SIGINT', () => stop('SIGINT'))
-      process.once('SIGTERM', () => stop('SIGTERM'))
+      process.on('SIGINT', () => stop('SIGINT'))
+      process.on('SIGTERM', () => stop('SIGTERM'))
       process.stdout.write(`holdfast listening on ${server.url}\n`)
       if (opts.leased) {
         const { stopWhenUnleased } = await import('../proxy/run-leases')

@@ -12,8 +12,8 @@ import { fmtInt, fmtMs, fmtUsd, printJson, table } from './output'
 export { totals, type StepRow } from '../proxy/report/steps'
 
 /** The rows `holdfast steps` prints (proxy/report/steps); a refusal is the CLI's one-line error. */
-export function stepRows(home: string, wsName: string, agent: string): Promise<StepRow[]> {
-  return rowsOf(home, wsName, agent).catch(asCliError)
+export function stepRows(home: string, wsName: string, agent: string, machine?: string): Promise<StepRow[]> {
+  return rowsOf(home, wsName, agent, machine).catch(asCliError)
 }
 
 /** The held cell: the dropped tools (the first two, then how many more), `reordered` for a pure reorder. */
@@ -34,75 +34,78 @@ export function registerSteps(program: Command): void {
     .description("list an agent's steps: tokens, cache reads/writes, cost, what the hold saved, timings")
     .argument('<ws>', 'workspace')
     .argument('<agent>', 'agent')
+    .option('--machine <machine>', "a teammate's agent, fetched by `holdfast remote fetch`")
     .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
     .option('--json', 'print JSON')
-    .action(async (wsName: string, agent: string, opts: { home?: string; json?: boolean }) => {
-      const rows = await stepRows(resolveHome(opts.home), wsName, agent)
-      if (opts.json) return printJson(rows)
-      if (rows.length === 0) {
-        process.stdout.write(`no steps recorded for ${wsName}/${agent}\n`)
-        return
-      }
-      const t = totals(rows)
-      process.stdout.write(
-        table(
-          [
-            'NNN',
-            'time',
-            'model',
-            'status',
-            'held',
-            'compaction',
-            'input',
-            'cache read',
-            'cache write',
-            'output',
-            'cost',
-            'saved',
-            'ttfb',
-            'total',
-            'state',
-          ],
-          rows
-            .map((r) => [
-              r.step,
-              r.time ? r.time.replace('T', ' ').slice(0, 19) : null,
-              r.model,
-              r.status ?? r.outcome,
-              heldCell(r),
-              r.compaction ?? '-',
-              fmtInt(r.input),
-              fmtInt(r.cache_read),
-              fmtInt(r.cache_write),
-              fmtInt(r.output),
-              costCell(r.cost_usd, r.input),
-              fmtUsd(r.saved_usd),
-              fmtMs(r.ttfb_ms),
-              fmtMs(r.total_ms),
-              r.state,
-            ])
-            .concat([
-              [
-                'total',
-                null,
-                `${rows.length} step${rows.length === 1 ? '' : 's'}`,
-                null,
-                null,
-                null,
-                fmtInt(t.input),
-                fmtInt(t.cache_read),
-                fmtInt(t.cache_write),
-                fmtInt(t.output),
-                t.unpriced > 0 ? `${fmtUsd(t.cost_usd)} + ${t.unpriced} unknown` : fmtUsd(t.cost_usd),
-                fmtUsd(t.saved_usd),
-                null,
-                null,
-                null,
-              ],
-            ]),
-        ),
-      )
-      // A number given out whose record was lost is shown, with where its bytes went.
-      for (const r of rows) if (r.note) process.stdout.write(`step ${r.step} is missing: ${r.note}\n`)
-    })
+    .action(
+      async (wsName: string, agent: string, opts: { home?: string; json?: boolean; machine?: string }) => {
+        const rows = await stepRows(resolveHome(opts.home), wsName, agent, opts.machine)
+        if (opts.json) return printJson(rows)
+        if (rows.length === 0) {
+          process.stdout.write(`no steps recorded for ${wsName}/${agent}\n`)
+          return
+        }
+        const t = totals(rows)
+        process.stdout.write(
+          table(
+            [
+              'NNN',
+              'time',
+              'model',
+              'status',
+              'held',
+              'compaction',
+              'input',
+              'cache read',
+              'cache write',
+              'output',
+              'cost',
+              'saved',
+              'ttfb',
+              'total',
+              'state',
+            ],
+            rows
+              .map((r) => [
+                r.step,
+                r.time ? r.time.replace('T', ' ').slice(0, 19) : null,
+                r.model,
+                r.status ?? r.outcome,
+                heldCell(r),
+                r.compaction ?? '-',
+                fmtInt(r.input),
+                fmtInt(r.cache_read),
+                fmtInt(r.cache_write),
+                fmtInt(r.output),
+                costCell(r.cost_usd, r.input),
+                fmtUsd(r.saved_usd),
+                fmtMs(r.ttfb_ms),
+                fmtMs(r.total_ms),
+                r.state,
+              ])
+              .concat([
+                [
+                  'total',
+                  null,
+                  `${rows.length} step${rows.length === 1 ? '' : 's'}`,
+                  null,
+                  null,
+                  null,
+                  fmtInt(t.input),
+                  fmtInt(t.cache_read),
+                  fmtInt(t.cache_write),
+                  fmtInt(t.output),
+                  t.unpriced > 0 ? `${fmtUsd(t.cost_usd)} + ${t.unpriced} unknown` : fmtUsd(t.cost_usd),
+                  fmtUsd(t.saved_usd),
+                  null,
+                  null,
+                  null,
+                ],
+              ]),
+          ),
+        )
+        // A number given out whose record was lost is shown, with where its bytes went.
+        for (const r of rows) if (r.note) process.stdout.write(`step ${r.step} is missing: ${r.note}\n`)
+      },
+    )
 }

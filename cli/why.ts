@@ -14,8 +14,14 @@ import { shownChanges } from '../proxy/core/why-words'
 export { otherConversation, type WhyReport } from '../proxy/report/why'
 
 /** The report `holdfast why` prints; a refusal is the CLI's one-line error. */
-export function why(home: string, ws: string, agent: string, step: string): Promise<WhyReport> {
-  return whyOf(home, ws, agent, step).catch(asCliError)
+export function why(
+  home: string,
+  ws: string,
+  agent: string,
+  step: string,
+  machine?: string,
+): Promise<WhyReport> {
+  return whyOf(home, ws, agent, step, machine).catch(asCliError)
 }
 
 export function registerWhy(program: Command): void {
@@ -27,13 +33,21 @@ export function registerWhy(program: Command): void {
     .argument('<ws>', 'workspace')
     .argument('<agent>', 'agent')
     .argument('<NNN>', 'step number')
+    .option('--machine <machine>', "a teammate's agent, fetched by `holdfast remote fetch`")
     .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
     .option('--json', 'print JSON')
-    .action(async (wsName: string, agent: string, step: string, opts: { home?: string; json?: boolean }) => {
-      const report = await why(resolveHome(opts.home), wsName, agent, step)
-      if (opts.json) return printJson(report)
-      process.stdout.write(`step ${report.step} of ${wsName}/${agent}\n`)
-      for (const line of report.summary) process.stdout.write(`  ${line}\n`)
-      for (const c of shownChanges(report.changes)) process.stdout.write(`  changed ${c.field}: ${c.why}\n`)
-    })
+    .action(
+      async (
+        wsName: string,
+        agent: string,
+        step: string,
+        opts: { home?: string; json?: boolean; machine?: string },
+      ) => {
+        const report = await why(resolveHome(opts.home), wsName, agent, step, opts.machine)
+        if (opts.json) return printJson(report)
+        process.stdout.write(`step ${report.step} of ${wsName}/${agent}\n`)
+        for (const line of report.summary) process.stdout.write(`  ${line}\n`)
+        for (const c of shownChanges(report.changes)) process.stdout.write(`  changed ${c.field}: ${c.why}\n`)
+      },
+    )
 }

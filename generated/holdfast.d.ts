@@ -24,7 +24,7 @@ export interface HoldfastConfig {
     agent: string
   }
   /**
-   * When set (or HOLDFAST_TOKEN), every request must carry x-holdfast-token with this value.
+   * When set (or HOLDFAST_TOKEN), every request must carry this token (x-holdfast-token, or as the API key); required to bind off loopback. Unset: serve makes <home>/token, which the admin surface, the MCP endpoint and api_key_env rows require.
    */
   token?: string
   /**
@@ -54,6 +54,14 @@ export interface HoldfastConfig {
      * A request body that sends nothing for this long is answered 408.
      */
     request_body_idle_ms?: number
+    /**
+     * A request body may take request_body_idle_ms plus one second per this many bytes received; slower is answered 408 (BODY_TOO_SLOW). 0: no minimum pace.
+     */
+    request_body_min_bytes_per_s?: number
+    /**
+     * How long shutdown (SIGTERM, SIGINT) waits for in-flight steps before it aborts them; they are recorded as interrupted (SHUTDOWN_TIMEOUT).
+     */
+    shutdown_ms?: number
   }
   hold?: {
     ttl_ms?: number
@@ -101,6 +109,43 @@ export interface HoldfastConfig {
      * fsync the request record before sending and the response before its end is delivered (survives a power loss, costs a disk flush per step).
      */
     fsync?: boolean
+  }
+  /**
+   * This machine's name in a shared remote: its agents' branches are pushed as refs/holdfast/<machine>/agents/<agent>. One git ref component. Default: the host name's first label (characters a ref cannot hold become -).
+   */
+  machine?: string
+  /**
+   * What a workspace does with the git remote named holdfast of its repository, when it has one (docs/remote.md).
+   */
+  remote?: {
+    /**
+     * Push agents' branches to the remote in the background (false: only pull config).
+     */
+    push?: boolean
+    /**
+     * Where agents' branches go on the remote: custom (refs/holdfast/<machine>/agents/<agent>), heads (refs/heads/holdfast/<machine>/agents/<agent>, for hosts that refuse other refs), auto (custom, then heads if the remote refuses it).
+     */
+    refs?: 'auto' | 'custom' | 'heads'
+    /**
+     * A push starts this long after the first commit it carries, so the commits that land meanwhile go in one push.
+     */
+    push_delay_ms?: number
+    /**
+     * The first retry after a push that could not reach the remote; each next one waits twice as long.
+     */
+    retry_min_ms?: number
+    /**
+     * The longest wait between retries.
+     */
+    retry_max_ms?: number
+    /**
+     * Pull config/* lineages from the remote this often, besides at start and on holdfast remote pull (0: not on a timer).
+     */
+    fetch_interval_s?: number
+    /**
+     * A git push or fetch (of teammates' agents) that shows no progress for this long is stopped (a push is retried); the config pull, small, is stopped after this long in all.
+     */
+    timeout_s?: number
   }
 }
 export interface ProviderRow {

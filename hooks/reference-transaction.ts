@@ -9,12 +9,13 @@
  */
 import fs from 'node:fs'
 import http from 'node:http'
-import { configuredToken, loadConfig, type HoldfastConfig } from '../proxy/store/config'
+import { loadConfig, type HoldfastConfig } from '../proxy/store/config'
 import { CONFIG_PREFIX } from '../proxy/store/config-lineage'
 import { openRepo, readFileAt, readRef } from '../proxy/store/git'
 import { homePaths } from '../proxy/store/home'
 import { parseProviders, PROVIDERS_FILE } from '../proxy/store/providers'
 import { readServeInfo } from '../proxy/store/serve-lock'
+import { homeToken, readTokenFile } from '../proxy/store/token'
 import { stripGitEnv } from '../proxy/spawn'
 
 const EVENT_TIMEOUT_MS = 500
@@ -125,9 +126,9 @@ async function notifyServer(home: string, ws: string, updates: RefUpdate[]): Pro
     if (!info) return false
     let token: string | undefined
     try {
-      token = configuredToken(loadConfig(home))
+      token = homeToken(home, loadConfig(home))
     } catch {
-      token = process.env.HOLDFAST_TOKEN || undefined
+      token = process.env.HOLDFAST_TOKEN || readTokenFile(home)
     }
     const body = JSON.stringify({ workspace: ws, refs })
     const url = new URL('/_holdfast/events/refs', info.url)

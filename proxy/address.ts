@@ -1,10 +1,11 @@
 /**
  * Who a request is for and whether it may be served: the `/w/<ws>/a/<agent>` prefix or the
  * `x-holdfast-workspace`/`x-holdfast-agent` headers (defaults from holdfast.yaml), the endpoint
- * kind, and the token / Host / Origin rules (DESIGN §4). Pure: no sockets, no files.
+ * kind, and the Host / token / Origin rules (DESIGN §4; the token's own rules: access.ts). Pure: no
+ * sockets, no files.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { timingSafeEqual } from 'node:crypto'
+import { requireToken, type TokenRule } from './access'
 import { HoldfastError } from './core/errors'
 import { assertName } from './core/naming'
 import { countsTokensAt, type Dialect, passThroughDialect, recordedAt } from './dialects'
@@ -145,9 +146,8 @@ export function isLoopbackBind(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
 }
 
-export interface Guard {
-  token: string | undefined
-  /** True when bound off loopback (then a token is set, and any Host is allowed). */
+export interface Guard extends TokenRule {
+  /** True when bound off loopback (then the token is configured, and any Host is allowed). */
   public: boolean
   /** Origins whose pages may call the provider endpoints (holdfast.yaml `browser_origins`). */
   origins: ReadonlySet<string>
@@ -164,7 +164,16 @@ const isDialectEndpoint = (e: Endpoint): boolean =>
   e.kind === 'preflight' ||
   e.kind === 'websocket'
 
-/** The token / Host / Origin rules; throws the refusal, returns when the request may proceed. */
+/** A listed origin's CORS preflight: a browser sends it without custom headers, so without the token. */
+const listedPreflight = (g: Guard, endpoint: Endpoint, headers: IncomingHttpHeaders): boolean => {
+  const origin = header(headers, 'origin')
+  return endpoint.kind === 'preflight' && origin !== undefined && g.origins.has(origin)
+}
+
+/**
+ * The Host / token / Origin rules; throws the refusal, returns when the request may proceed. A
+ * provider row's own token rule (`api_key_env`) is checked once the route is known (access.ts).
+ */
 export function guard(g: Guard, endpoint: Endpoint, method: string, headers: IncomingHttpHeaders): void {
   if (!g.public && !isLoopbackHost(header(headers, 'host'))) {
     throw new HoldfastError(
@@ -173,12 +182,10 @@ export function guard(g: Guard, endpoint: Endpoint, method: string, headers: Inc
     )
   }
   // The view takes the token from its own cookie or ticket (a browser sends no header): proxy/view.
-  if (g.token !== undefined && endpoint.kind !== 'view') {
-    const given = Buffer.from(header(headers, 'x-holdfast-token') ?? '')
-    const want = Buffer.from(g.token)
-    if (given.length !== want.length || !timingSafeEqual(given, want)) {
-      throw new HoldfastError('TOKEN_REQUIRED', 'this holdfast requires the x-holdfast-token header')
-    }
+  if (endpoint.kind !== 'view') {
+    if (g.strict && !listedPreflight(g, endpoint, headers)) requireToken(g, headers, 'this holdfast')
+    else if (endpoint.kind === 'admin') requireToken(g, headers, 'the admin surface (/_holdfast/)')
+    else if (endpoint.kind === 'mcp') requireToken(g, headers, 'the MCP endpoint')
   }
   const origin = header(headers, 'origin')
   if (isDialectEndpoint(endpoint) && origin !== undefined && !g.origins.has(origin)) {

@@ -1,23 +1,24 @@
 /**
- * The body of an admin request: JSON (the guard already refused other content types), bounded.
- * Invariant: a body that is too large or not a JSON object is refused with the table's code.
+ * The body of an admin request: JSON (the guard already refused other content types), bounded in
+ * size, silence and pace as a step's body is (body.ts). Invariant: a body that is too large, too
+ * slow or not a JSON object is refused with the table's code.
  */
 import type http from 'node:http'
+import { BODY_IDLE_MS, BODY_MIN_RATE, readBody } from './body'
 import { HoldfastError } from './core/errors'
 import { isObject, type JsonObject } from './core/json'
 
 export async function readJsonBody(req: http.IncomingMessage, limit = 1024 * 1024): Promise<JsonObject> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > limit)
-      throw new HoldfastError('BODY_TOO_LARGE', `an admin request body is limited to ${limit} bytes`)
-    chunks.push(chunk)
-  }
+  const body = await readBody(req, { bytes: limit, idleMs: BODY_IDLE_MS, minRate: BODY_MIN_RATE }).catch(
+    (err: unknown) => {
+      if (err instanceof HoldfastError && err.code === 'BODY_TOO_LARGE')
+        throw new HoldfastError('BODY_TOO_LARGE', `an admin request body is limited to ${limit} bytes`)
+      throw err
+    },
+  )
   let v: unknown
   try {
-    v = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    v = JSON.parse(body.toString('utf8'))
   } catch (err) {
     throw new HoldfastError('BAD_JSON', `the request body is not valid JSON: ${(err as Error).message}`)
   }

@@ -8,6 +8,7 @@ import { HoldfastError } from './core/errors'
 import type { Addressed } from './address'
 import { handleDispatchAdmin } from './admin-dispatch'
 import { handleEventsAdmin } from './admin-events'
+import { handleRemoteAdmin } from './admin-remote'
 import { handleRecoverAdmin } from './admin-recover'
 import type { ServerContext } from './context'
 import { sendError, sendJson } from './respond'
@@ -59,6 +60,7 @@ export async function handleAdmin(
           committed: s.committed,
           stalled: s.stalled ? s.stalled.message : null,
         })),
+        remote: ctx.remotes?.health() ?? [],
       })
       return
     }
@@ -74,6 +76,10 @@ export async function handleAdmin(
     }
     if (pathname === '/_holdfast/dispatch') {
       await handleDispatchAdmin(ctx, req, res)
+      return
+    }
+    if (pathname?.startsWith('/_holdfast/remote/')) {
+      await handleRemoteAdmin(ctx, req, res, pathname)
       return
     }
     if (pathname?.startsWith('/_holdfast/events/')) {

@@ -73,8 +73,8 @@ export class AgentState {
     private readonly prices?: HoldfastConfig['prices'],
   ) {}
 
-  /** Called when step `n` (and every step before it) is committed. */
-  onCommitted: (n: number) => void = () => undefined
+  /** Called when step `n` (and every step before it) is committed, as `commit`. */
+  onCommitted: (n: number, commit: string) => void = () => undefined
 
   /** The key of this agent among all a server has seen (`<ws>\0<agent>`). */
   get key(): string {
@@ -183,8 +183,9 @@ export class AgentState {
         return
       }
       const t0 = Date.now()
+      let commit: string
       try {
-        await this.committer.commit(this.ws.home, this.ws.name, job, {
+        commit = await this.committer.commit(this.ws.home, this.ws.name, job, {
           maintainAfter: this.maintainAfter,
           onFinished,
         })
@@ -201,7 +202,7 @@ export class AgentState {
         'committed',
       )
       this.committed = Math.max(this.committed, n)
-      this.onCommitted(this.committed)
+      this.onCommitted(this.committed, commit)
     })
     void landed.finally(() => {
       this.queued.delete(n)

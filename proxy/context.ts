@@ -18,6 +18,7 @@ import type { McpEndpoint } from './mcp'
 import type { Logger } from './log'
 import type { Upstream } from './upstream'
 import { IDLE_COLLECT_MS, IdleCollector } from './idle-collect'
+import type { Remotes } from './remote'
 
 const idleCollectMs = (config: HoldfastConfig): number => config.limits?.idle_collect_ms ?? IDLE_COLLECT_MS
 
@@ -46,6 +47,12 @@ export class ServerContext {
   readonly records: Records
   readonly inflight = new Set<Promise<unknown>>()
   closing = false
+  /**
+   * Aborted when shutdown stops waiting (`timeouts.shutdown_ms`, or a second signal): a step still
+   * in flight ends at once, recorded as interrupted (`SHUTDOWN_TIMEOUT`); a body still arriving is
+   * refused.
+   */
+  readonly shutdown = new AbortController()
   readonly holdTtlMs: number
   readonly holdLongTtlMs: number
   readonly bodyLimit: number
@@ -59,6 +66,8 @@ export class ServerContext {
   private sweeper: NodeJS.Timeout | undefined
   /** The plugins in run order (DESIGN §10); set by serve before it listens, closed at shutdown. */
   plugins: PluginHost = PluginHost.none()
+  /** The background pushes and config pulls of workspaces with a `holdfast` remote (proxy/remote); set by serve. */
+  remotes: Remotes | undefined
 
   constructor(
     readonly home: string,
@@ -154,8 +163,9 @@ export class ServerContext {
         this.config.prices,
       )
       const agent = a
-      a.onCommitted = (n) => {
+      a.onCommitted = (n, commit) => {
         this.records.committed(agent, n)
+        this.remotes?.committed(agent.ws, agent.name, n, commit)
         if (stepCommitted.hasSubscribers)
           stepCommitted.publish({ home: this.home, ws, agent: name, n } satisfies StepCommitted)
       }
@@ -186,9 +196,57 @@ export class ServerContext {
     this.records.close()
   }
 
-  /** Wait for requests in flight, then for every queued commit. */
-  async drain(): Promise<void> {
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight])
-    await Promise.allSettled([...this.agents.values()].map((a) => a.drained()))
+  /**
+   * Wait for requests in flight, then for every queued commit. With a bound (shutdown): after `ms`
+   * (or once `shutdown` is aborted) what is still in flight is aborted, and the rest — those
+   * requests recording how they ended, the commits — gets `graceMs` more; what is left then stays
+   * in the journal for the next start. Commits also get what is left of `ms`. Says what it cut short.
+   */
+  async drain(ms = Infinity, graceMs = SHUTDOWN_GRACE_MS): Promise<DrainReport> {
+    const requests = async (): Promise<void> => {
+      while (this.inflight.size > 0) await Promise.allSettled([...this.inflight])
+    }
+    const until = Date.now() + ms
+    const report: DrainReport = { aborted: 0, uncommitted: false }
+    if (!(await within(requests(), ms, this.shutdown.signal))) {
+      report.aborted = this.inflight.size
+      this.shutdown.abort()
+      await within(requests(), graceMs)
+    }
+    const commits = Promise.allSettled([...this.agents.values()].map((a) => a.drained()))
+    const left = Number.isFinite(ms) ? Math.max(0, until - Date.now()) + graceMs : Infinity
+    report.uncommitted = !(await within(commits, left))
+    return report
+  }
+}
+
+/** What a bounded drain cut short: requests it aborted, and whether commits were still queued. */
+export interface DrainReport {
+  aborted: number
+  uncommitted: boolean
+}
+
+/** After the shutdown bound, how long aborted steps and queued commits get to finish. */
+const SHUTDOWN_GRACE_MS = 5_000
+
+/** Whether `p` settled within `ms` (and before `stop` aborted): false when the time ran out first. */
+async function within(p: Promise<unknown>, ms: number, stop?: AbortSignal): Promise<boolean> {
+  if (ms === Infinity && !stop) {
+    await p
+    return true
+  }
+  if (stop?.aborted) return false
+  let timer: NodeJS.Timeout | undefined
+  let onStop: (() => void) | undefined
+  const late = new Promise<false>((resolve) => {
+    if (ms !== Infinity) timer = setTimeout(() => resolve(false), ms)
+    onStop = () => resolve(false)
+    stop?.addEventListener('abort', onStop)
+  })
+  try {
+    return await Promise.race([p.then(() => true as const), late])
+  } finally {
+    clearTimeout(timer)
+    if (onStop) stop?.removeEventListener('abort', onStop)
   }
 }

@@ -26,6 +26,14 @@ import { record } from './stages/record'
 import { forward } from './stages/forward'
 import { failedForward, finish } from './stages/finish'
 
+/** Refusals that leave a request body unread. */
+const BODY_CUT: ReadonlySet<string> = new Set([
+  'BODY_TOO_LARGE',
+  'REQUEST_TIMEOUT',
+  'BODY_TOO_SLOW',
+  'SHUTTING_DOWN',
+])
+
 /** Run one recorded step (or one `count_tokens` call) from its request to its committed record. */
 export async function handle(ctx: ServerContext, incoming: Incoming, res: ServerResponse): Promise<void> {
   let plugins: PluginCall | undefined
@@ -52,8 +60,8 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
       return record(ctx, request, who, route, held, agent, n)
     })
   } catch (err) {
-    if (err instanceof HoldfastError && (err.code === 'BODY_TOO_LARGE' || err.code === 'REQUEST_TIMEOUT'))
-      res.setHeader('connection', 'close')
+    // A body refused before its end: the rest of it must not be read as the next request.
+    if (err instanceof HoldfastError && BODY_CUT.has(err.code)) res.setHeader('connection', 'close')
     sendError(res, incoming.dialect, err)
     await plugins?.failed(err)
     return

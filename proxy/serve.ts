@@ -1,18 +1,23 @@
 /**
- * `holdfast serve` as a function: take the home lock, clear stale ref locks, commit journal steps
- * a crash left uncommitted, listen, write serve.json; `close` finishes in-flight steps and
- * commits, then releases everything. Invariant: recovery commits every recorded step in step
- * order before the first new request is accepted.
+ * `holdfast serve` as a function: take the home lock, make the home's token when none is
+ * configured, clear stale ref locks, commit journal steps a crash left uncommitted, listen, write
+ * serve.json; `close` waits for in-flight steps at most `timeouts.shutdown_ms` (then aborts them,
+ * recorded as interrupted), finishes the commits, then releases everything. Invariant: recovery
+ * commits every recorded step in step order before the first new request is accepted.
  */
 import { configuredToken, loadConfig, type HoldfastConfig } from './store/config'
 import { describeRecovery, recoverWorkspace } from './record/recover'
 import { takeHomeLock, writeServeInfo, removeServeInfo } from './store/serve-lock'
+import { isTransientFault, faultCode } from './store/faults'
+import { homePaths } from './store/home'
+import { ensureTokenFile, exposedSecrets, newToken } from './store/token'
 import { listWorkspaces, Workspace } from './store/workspace'
 import { configWarnings } from './store/config-lineage'
 import { syncRegistrations } from './tools/registration'
 import { logHookInstall } from '../hooks/install'
 import { isLoopbackBind } from './address'
 import { ServerContext } from './context'
+import { Remotes } from './remote'
 import type { Logger } from './log'
 import { createServer, listen } from './server'
 import { hideHomeInErrors } from './respond'
@@ -39,16 +44,39 @@ export interface RunningServer {
   url: string
   port: number
   ctx: ServerContext
+  /** Stop: new steps refused, in-flight ones waited for at most `timeouts.shutdown_ms`, then cut. */
   close(): Promise<void>
+}
+
+/** How long `close` waits for in-flight steps before it aborts them (`timeouts.shutdown_ms`). */
+export const SHUTDOWN_MS = 20_000
+
+/**
+ * The home's token for this serve: `<home>/token`, made when missing. A disk that refuses the
+ * first write (full, read-only, failing) does not stop serve: this run keeps a token in memory,
+ * which no client knows — the admin surface, the MCP endpoint and the rows that add the
+ * operator's key refuse everyone until a restart with room — and says so.
+ */
+function serveToken(home: string, log: Logger): string {
+  try {
+    return ensureTokenFile(home)
+  } catch (err) {
+    if (!isTransientFault(err)) throw err
+    log.error(
+      { err: String(err) },
+      `could not write ${homePaths.token(home)} (${faultCode(err)}): until a restart with room on the disk, the admin surface, the MCP endpoint and the rows that add the operator's key refuse every request (the token is in memory only)`,
+    )
+    return newToken()
+  }
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const config = opts.config ?? loadConfig(opts.home)
   const host = opts.host ?? config.listen.host
   const port = opts.port ?? config.listen.port
-  const token = configuredToken(config)
+  const configured = configuredToken(config)
   const loopback = isLoopbackBind(host)
-  if (!loopback && !token) {
+  if (!loopback && !configured) {
     throw new Error(
       `binding ${host} (off loopback) requires a token: set token in holdfast.yaml or HOLDFAST_TOKEN`,
     )
@@ -58,6 +86,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   let upstream: Upstream | undefined
   let plugins: PluginHost | undefined
   try {
+    // Without a configured token, the home's own (made at the first start) guards the admin
+    // surface, the MCP endpoint and the rows that add the operator's key (proxy/access.ts).
+    const token = configured ?? serveToken(opts.home, opts.log)
+    for (const warning of exposedSecrets(opts.home)) opts.log.warn(warning)
     const waiting: { ws: string; agent: string }[] = []
     for (const name of await listWorkspaces(opts.home)) {
       // A workspace that cannot be recovered is reported and skipped: it never stops serve.
@@ -83,6 +115,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       bodyTimeoutMs: config.timeouts?.upstream_body_ms ?? 600_000,
     })
     const ctx = new ServerContext(opts.home, config, upstream, opts.log)
+    ctx.remotes = new Remotes(opts.home, config, opts.log)
     // A plugin that fails to load stops the start with one line naming it (DESIGN §10).
     ctx.plugins = plugins = await loadPlugins({
       home: opts.home,
@@ -93,6 +126,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     })
     const server = createServer(ctx, {
       token,
+      strict: configured !== undefined,
       public: !loopback,
       origins: new Set(config.browser_origins ?? []),
     })
@@ -114,8 +148,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       home: opts.home,
       ...(opts.leased ? { leased: true } : {}),
     })
+    ctx.remotes.start() // in the background: a remote that is down never delays the start
     let closing: Promise<void> | undefined
     const up = upstream
+    const shutdownMs = config.timeouts?.shutdown_ms ?? SHUTDOWN_MS
     return {
       url,
       port: addr.port,
@@ -126,7 +162,17 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           const closed = new Promise<void>((r) => server.close(() => r()))
           server.closeIdleConnections()
           await ctx.closeTools()
-          await ctx.drain()
+          const cut = await ctx.drain(shutdownMs)
+          if (cut.aborted > 0)
+            opts.log.warn(
+              { aborted: cut.aborted, shutdown_ms: shutdownMs },
+              `stopped waiting after ${shutdownMs} ms: ${cut.aborted} request${cut.aborted === 1 ? '' : 's'} in flight aborted (steps recorded as interrupted, SHUTDOWN_TIMEOUT)`,
+            )
+          if (cut.uncommitted)
+            opts.log.warn(
+              'some answered steps are not committed yet: they stay in the journal, and the next start commits them',
+            )
+          await ctx.remotes?.close() // what the last commits left to push, within a few seconds
           await ctx.plugins.close()
           server.closeAllConnections()
           await closed

@@ -1,82 +1,25 @@
 /**
  * The only socket code: node:http in; it reads the request head, guards it, and hands off — a
  * recorded request (or count_tokens) to the pipeline, the rest of `/v1/` to pass-through, the
- * `/_holdfast/` admin surface, the MCP endpoint and the web view (`/ui/`) to theirs.
+ * `/_holdfast/` admin surface, the MCP endpoint and the web view (`/ui/`) to theirs; what never
+ * becomes a request (a parser refusal, CONNECT, a bogus Expect) to edge.ts, which answers on the
+ * socket.
  * Invariant: every request is guarded (Host, token, Origin) before anything else; a refused or
  * malformed request changes nothing on disk.
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Duplex } from 'node:stream'
 import { HoldfastError } from './core/errors'
-import { passThroughDialect } from './dialects'
 import type { Dialect } from './dialects/types'
+import { headerCarriesToken, requireRowToken, tokenKeyHeaders } from './access'
 import { address, type Addressed, guard, type Guard } from './address'
 import { handleAdmin } from './admin'
+import { BODY_IDLE_MS, BODY_MIN_RATE, readBody } from './body'
 import type { ServerContext } from './context'
+import { envelopeFor, onCheckExpectation, onClientError, onConnect } from './edge'
 import { handle } from './pipeline'
-import { sendError, toWireError } from './respond'
+import { sendError } from './respond'
 import { rowKey, upstreamUrl } from './upstream'
-
-/**
- * Read the whole body, refusing (413) beyond `limit` bytes and (408) when it sends nothing for
- * `idleMs` (a body shorter than its content-length would hold the step open forever).
- */
-export function readBody(req: http.IncomingMessage, limit: number, idleMs = 30_000): Promise<Buffer> {
-  const declared = Number(req.headers['content-length'])
-  if (Number.isFinite(declared) && declared > limit) {
-    return Promise.reject(
-      new HoldfastError(
-        'BODY_TOO_LARGE',
-        `the request body (${declared} bytes) is over the ${limit}-byte limit`,
-      ),
-    )
-  }
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    let timer: NodeJS.Timeout | undefined
-    const done = (err: Error | undefined, body?: Buffer): void => {
-      clearTimeout(timer)
-      req.off('data', onData)
-      req.off('end', onEnd)
-      req.off('error', onError)
-      if (err) {
-        req.pause() // nothing more is read; the answer closes the connection
-        reject(err)
-      } else resolve(body as Buffer)
-    }
-    const arm = (): void => {
-      clearTimeout(timer)
-      timer = setTimeout(
-        () =>
-          done(
-            new HoldfastError(
-              'REQUEST_TIMEOUT',
-              `the request body sent nothing for ${idleMs} ms (${size} bytes received${Number.isFinite(declared) ? ` of ${declared}` : ''})`,
-            ),
-          ),
-        idleMs,
-      )
-    }
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length
-      if (size > limit) {
-        done(new HoldfastError('BODY_TOO_LARGE', `the request body is over the ${limit}-byte limit`))
-        return
-      }
-      chunks.push(chunk)
-      arm()
-    }
-    const onEnd = (): void =>
-      done(undefined, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size))
-    const onError = (err: Error): void => done(err)
-    req.on('data', onData)
-    req.on('end', onEnd)
-    req.on('error', onError)
-    arm()
-  })
-}
 
 /** A provider path holdfast does not record: streamed to the dialect's default row, unchanged. */
 function handlePass(
@@ -85,6 +28,7 @@ function handlePass(
   a: Addressed,
   req: http.IncomingMessage,
   res: http.ServerResponse,
+  tokenCarried: boolean,
 ): void {
   const row = ctx.config.providers[dialect.rows.name]
   if (!row) {
@@ -97,6 +41,7 @@ function handlePass(
   }
   let key: string | undefined
   try {
+    requireRowToken(tokenCarried, dialect.rows.name, row)
     key = rowKey(dialect.rows.name, row)
   } catch (err) {
     sendError(res, dialect, err)
@@ -115,43 +60,6 @@ function handlePass(
   })
 }
 
-/**
- * The envelope an answer on this URL takes: its dialect's on a provider path (after any address
- * prefix), holdfast's own otherwise.
- */
-export function envelopeFor(
-  url: string,
-  headers: Readonly<Record<string, string | string[] | undefined>> = {},
-): Dialect | undefined {
-  const pathname = url.split('?')[0] ?? ''
-  if (pathname.includes('/_holdfast/') || /\/mcp$/.test(pathname)) return undefined
-  const at = pathname.search(/\/v1(\/|$)|\/api\/hello$/)
-  return at < 0 ? undefined : passThroughDialect(pathname.slice(at), headers)
-}
-
-/** Node's own refusals (a malformed request, headers over the limit) in the envelope of the path. */
-function onClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy()
-    return
-  }
-  const line = /^[A-Z]+ (\S+)/.exec(err.rawPacket?.toString('latin1', 0, 2048) ?? '')
-  const e =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? new HoldfastError('HEADERS_TOO_LARGE', 'the request headers are over the size limit')
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? new HoldfastError('REQUEST_TIMEOUT', 'the request headers did not arrive in time')
-        : new HoldfastError(
-            'BAD_HTTP',
-            `the request is not well-formed HTTP/1.1 (${err.code ?? err.message})`,
-          )
-  const { status, body } = toWireError(e, envelopeFor(line?.[1] ?? '/'))
-  socket.end(
-    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\n` +
-      `content-length: ${body.length}\r\nx-holdfast-error: ${e.code}\r\nconnection: close\r\n\r\n${body.toString()}`,
-  )
-}
-
 /** CORS answer headers for a listed origin (the guard refused every other Origin already). */
 function allowOrigin(res: http.ServerResponse, headers: http.IncomingHttpHeaders): void {
   const origin = headers.origin
@@ -160,13 +68,32 @@ function allowOrigin(res: http.ServerResponse, headers: http.IncomingHttpHeaders
   res.setHeader('vary', 'Origin')
 }
 
+/** Headers a page's request to a provider endpoint may carry: the token's three places and the SDKs' own. */
+const PREFLIGHT_HEADERS = [
+  'content-type',
+  'x-holdfast-token',
+  'x-api-key',
+  'authorization',
+  'anthropic-version',
+  'anthropic-beta',
+]
+/** RFC 9110 §5.1 field name (a token). */
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/**
+ * A CORS preflight (the guard let only a listed origin's through, without the token: a browser
+ * sends none there): the methods, and the headers asked for plus the ones the token travels in.
+ */
 function preflight(req: http.IncomingMessage, res: http.ServerResponse): void {
   allowOrigin(res, req.headers)
   res.setHeader('allow', 'GET, HEAD, POST, OPTIONS')
   if (req.headers.origin !== undefined) {
     res.setHeader('access-control-allow-methods', 'GET, HEAD, POST, OPTIONS')
-    const asked = req.headers['access-control-request-headers']
-    if (typeof asked === 'string') res.setHeader('access-control-allow-headers', asked)
+    const asked = String(req.headers['access-control-request-headers'] ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter((h) => FIELD_NAME.test(h))
+    res.setHeader('access-control-allow-headers', [...new Set([...PREFLIGHT_HEADERS, ...asked])].join(', '))
     res.setHeader('access-control-max-age', '600')
   }
   res.writeHead(204)
@@ -183,9 +110,17 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
       guard(g, a.endpoint, method, req.headers)
     } catch (err) {
       res.setHeader('connection', 'close')
+      // A listed origin's page may read why it was refused.
+      if (typeof req.headers.origin === 'string' && g.origins.has(req.headers.origin))
+        allowOrigin(res, req.headers)
       sendError(res, envelopeFor(url, req.headers), err)
       return
     }
+    // The token as the client's API key is holdfast's, not a provider's: whether it came is kept,
+    // the header itself goes before anything can forward or record it.
+    const asKey = tokenKeyHeaders(g.token, req.headers)
+    const tokenCarried = asKey.length > 0 || headerCarriesToken(g.token, req.headers)
+    for (const name of asKey) delete req.headers[name]
     if (a.endpoint.kind === 'step' || a.endpoint.kind === 'count_tokens' || a.endpoint.kind === 'pass')
       allowOrigin(res, req.headers)
     switch (a.endpoint.kind) {
@@ -209,8 +144,11 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
         return
       case 'step':
       case 'count_tokens': {
-        const limit = ctx.bodyLimit
-        const idleMs = ctx.config.timeouts?.request_body_idle_ms ?? 30_000
+        const limits = {
+          bytes: ctx.bodyLimit,
+          idleMs: ctx.config.timeouts?.request_body_idle_ms ?? BODY_IDLE_MS,
+          minRate: ctx.config.timeouts?.request_body_min_bytes_per_s ?? BODY_MIN_RATE,
+        }
         const incoming = {
           kind: a.endpoint.kind,
           dialect: a.endpoint.dialect,
@@ -218,13 +156,14 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
           workspace: a.workspace,
           agent: a.agent,
           headers: req.headers,
-          body: () => readBody(req, limit, idleMs),
+          tokenCarried,
+          body: () => readBody(req, limits, ctx.shutdown.signal),
         }
         void ctx.track(handle(ctx, incoming, res))
         return
       }
       case 'pass':
-        handlePass(ctx, a.endpoint.dialect, a, req, res)
+        handlePass(ctx, a.endpoint.dialect, a, req, res, tokenCarried)
         return
       case 'admin':
         void ctx.track(handleAdmin(ctx, a, req, res), 'admin')
@@ -248,6 +187,8 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
     }
   })
   server.on('clientError', onClientError)
+  server.on('connect', onConnect)
+  server.on('checkExpectation', onCheckExpectation)
   server.headersTimeout = 60_000
   server.requestTimeout = 0 // a long upload or answer is the provider's business, not ours
   return server

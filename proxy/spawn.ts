@@ -73,6 +73,58 @@ export function gitEnv(): Record<string, string> {
   return env
 }
 
+/**
+ * What git needs, beyond `gitEnv`, to reach a remote with the user's own credentials: the SSH
+ * agent, the user's ssh and askpass programs, proxies and CA settings. holdfast stores none of it.
+ */
+const GIT_REMOTE_KEEP = new Set([
+  'SSH_AUTH_SOCK',
+  'SSH_AGENT_PID',
+  'GIT_SSH',
+  'GIT_SSH_COMMAND',
+  'GIT_SSH_VARIANT',
+  'GIT_ASKPASS',
+  'SSH_ASKPASS',
+  'GIT_SSL_CAINFO',
+  'GIT_SSL_CAPATH',
+  'GIT_CONFIG_GLOBAL',
+  'GIT_CONFIG_NOSYSTEM',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'ALL_PROXY',
+  'NO_PROXY',
+])
+
+/**
+ * `gitEnv` plus the credentials' and network's variables, for a push or fetch that runs in the
+ * background: `GIT_TERMINAL_PROMPT=0` (and Git Credential Manager's `GCM_INTERACTIVE=never`) so a
+ * missing credential fails at once instead of waiting on a terminal no one watches.
+ */
+export function gitRemoteEnv(): Record<string, string> {
+  const env = gitEnv()
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && GIT_REMOTE_KEEP.has(key.toUpperCase())) env[key] = value
+  }
+  return { ...env, GIT_TERMINAL_PROMPT: '0', GCM_INTERACTIVE: 'never' }
+}
+
+/**
+ * Start git with `args` and exactly `env` (`gitEnv()` or `gitRemoteEnv()`, never this process's
+ * whole environment); stdin is closed. `detached` puts it in a session of its own, so it has no
+ * controlling terminal (ssh cannot prompt) and the caller can stop its process group.
+ */
+export function spawnGit(
+  args: readonly string[],
+  opts: { cwd: string; env: Readonly<Record<string, string>>; detached?: boolean },
+): ChildProcess {
+  return spawn('git', args, {
+    cwd: opts.cwd,
+    env: { ...opts.env },
+    detached: opts.detached ?? false,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+}
+
 /** Start `command` with `args`; its environment is `childEnv(opts.env)` (opts.env adds to it). */
 export function spawnChild(
   command: string,

@@ -6,10 +6,11 @@
  */
 import { spawnChild } from '../../proxy/spawn'
 import { dispatchArgv, type DispatchArgs, skillPin } from '../../proxy/core/attempt'
-import { configuredToken, type HoldfastConfig } from '../../proxy/store/config'
+import type { HoldfastConfig } from '../../proxy/store/config'
 import { resolveNotch } from '../../proxy/store/notch'
 import { appendOps, type Origin } from '../../proxy/store/ops-log'
 import { readServeInfo } from '../../proxy/store/serve-lock'
+import { homeToken } from '../../proxy/store/token'
 import { Workspace } from '../../proxy/store/workspace'
 import { createChild, DispatchRefused, prepareDispatch, type Prepared } from './dispatch'
 import { type Progress, submitFirstStep } from './submit'
@@ -129,7 +130,7 @@ export async function fireDispatches(
       results.push(done(args, 1, '', `holdfast: ${err.message}\n`, { message: err.message }))
     }
   }
-  const token = configuredToken(config)
+  const token = homeToken(home, config)
   const fire = async (p: Prepared): Promise<{ firstByte: Promise<void>; done: Promise<AttemptResult> }> => {
     await createChild(p)
     const s = submitFirstStep(p, (server as { url: string }).url, token, (child, progress) =>

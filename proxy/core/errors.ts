@@ -53,7 +53,14 @@ export const ERROR_CODES = {
   TOKEN_REQUIRED: {
     status: 401,
     type: 'authentication_error',
-    meaning: 'holdfast has a token set and the request did not carry it in x-holdfast-token.',
+    meaning:
+      "The request did not carry holdfast's token where it is required: on the admin surface and the MCP endpoint, and on every request when a token is configured.",
+  },
+  ROW_TOKEN_REQUIRED: {
+    status: 403,
+    type: 'permission_error',
+    meaning:
+      "The provider row adds the operator's key (api_key_env) and the request did not carry holdfast's token as its API key (x-api-key, Authorization: Bearer) or in x-holdfast-token.",
   },
   HOST_REFUSED: {
     status: 403,
@@ -75,6 +82,22 @@ export const ERROR_CODES = {
     status: 408,
     type: 'timeout_error',
     meaning: 'The request body (or its headers) stopped arriving for longer than the configured idle time.',
+  },
+  BODY_TOO_SLOW: {
+    status: 408,
+    type: 'timeout_error',
+    meaning:
+      'The request body arrived slower than the configured minimum rate (timeouts.request_body_min_bytes_per_s), however steadily it trickled.',
+  },
+  EXPECTATION_FAILED: {
+    status: 417,
+    type: 'invalid_request_error',
+    meaning: 'The request carried an Expect header other than 100-continue.',
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    type: 'invalid_request_error',
+    meaning: 'The method is not served (CONNECT: holdfast is a base URL, not a forward proxy).',
   },
   BAD_HTTP: {
     status: 400,
@@ -181,6 +204,8 @@ export const RECORDED_CODES = {
   NOT_SENT: 'holdfast stopped after recording the step and before sending it; the provider never saw it.',
   RECORD_DAMAGED:
     "The journal held part of the step's answer damaged: the answer is not committed, its bytes are kept under quarantine/.",
+  SHUTDOWN_TIMEOUT:
+    'holdfast stopped waiting for the step at shutdown (timeouts.shutdown_ms): the provider call was aborted and the step recorded as interrupted with the bytes received so far (not_sent when it had not gone out).',
 } as const satisfies Record<string, string>
 
 export type RecordedCode = keyof typeof RECORDED_CODES

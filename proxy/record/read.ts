@@ -10,7 +10,7 @@ import { formatStep, parseStep } from '../core/naming'
 import type { StepMeta } from '../../generated/meta'
 import { listDir, readFileAt } from '../store/git'
 import { readRef } from '../store/git-refs'
-import { agentRef, stepTreeDir } from '../store/home'
+import { stepTreeDir } from '../store/home'
 import { type JournalStep, readJournal, segmentFiles } from './journal-read'
 import { META_FILE, metaBytes, REQUEST_FILE, RESPONSE_FILES } from './layout'
 import type { Repo } from '../store/git-repo'
@@ -62,7 +62,7 @@ export function journalFiles(step: JournalStep): Record<string, Buffer> {
 /** Every step of an agent, committed or pending, in numeric order. */
 export async function listSteps(ws: Workspace, agent: string): Promise<StepRef[]> {
   const byN = new Map<number, StepRef>()
-  const tip = await readRef(ws.repo, agentRef(agent))
+  const tip = await readRef(ws.repo, ws.branch(agent))
   if (tip) {
     for (const e of (await listDir(ws.repo, tip, `steps/${agent}`)) ?? []) {
       const n = parseStep(e.name)
@@ -83,7 +83,7 @@ export async function readCommittedFile(
   n: number,
   file: string,
 ): Promise<Buffer | undefined> {
-  const tip = await readRef(ws.repo, agentRef(agent))
+  const tip = await readRef(ws.repo, ws.branch(agent))
   if (!tip) return undefined
   return readFileAt(ws.repo, tip, `${stepTreeDir(agent, n)}/${file}`)
 }
@@ -95,7 +95,7 @@ export async function committedKind(
   n: number,
   file: string,
 ): Promise<'blob' | 'tree' | undefined> {
-  const tip = await readRef(ws.repo, agentRef(agent))
+  const tip = await readRef(ws.repo, ws.branch(agent))
   if (!tip) return undefined
   const entry = ((await listDir(ws.repo, tip, stepTreeDir(agent, n))) ?? []).find((e) => e.name === file)
   return entry?.type

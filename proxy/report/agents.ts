@@ -1,21 +1,27 @@
 /**
  * The agents of a workspace as rows (`holdfast agents`, the view's workspace and agents pages):
  * a split's parent and kind, first and last step, models, token and dollar totals, what the hold
- * saved; and an attempt's notch. Read from git and the journal; no server needed. Invariant: an
+ * saved, how far each was pushed to the remote, and teammates' agents fetched from it; and an
+ * attempt's notch. Read from git, the journal and `remote/push.json`; no server needed. Invariant: an
  * agent's totals are the sums of its step rows (report/steps), so both pages say the same.
  */
 import { dispatchOf } from '../../hooks/attempts/cohort'
 import { formatStep } from '../core/naming'
 import { readCommitInfo } from '../store/git'
 import { readRef } from '../store/git-refs'
-import { agentRef } from '../store/home'
 import { stepOfSubject } from '../record/layout'
 import type { Workspace } from '../store/workspace'
+import { readPushState } from '../remote/state'
+import { TeammateWorkspace, teammates, thisMachine } from '../remote/teammates'
 import { agentsOf, existingWorkspace } from './lookup'
 import { type StepRecord, stepRecords } from './steps'
 
 export interface AgentRow {
   agent: string
+  /** A teammate's machine, for an agent fetched from the remote (`holdfast remote fetch`); null (or absent) for this machine's. */
+  machine?: string | null
+  /** This machine's agents: the last step the remote holds (`remote/push.json`); null (or absent) when never pushed. */
+  pushed?: number | null
   /** The agent this one was split from, by its name's last split suffix; null for a root. */
   parent: string | null
   /** How it was split: `subagent`, `side` (aux), `session`; `main` for a root. */
@@ -53,6 +59,8 @@ export function splitOf(agent: string): { parent: string | null; kind: AgentRow[
 export function agentRow(agent: string, records: readonly StepRecord[]): AgentRow {
   const row: AgentRow = {
     agent,
+    machine: null,
+    pushed: null,
     ...splitOf(agent),
     steps: 0,
     first: null,
@@ -103,8 +111,25 @@ export async function workspaceAgentRows(ws: Workspace): Promise<AgentRow[]> {
   return rows.filter((r) => r.steps > 0)
 }
 
+/**
+ * This machine's agents (with how far each was pushed to the remote), then each teammate
+ * machine's, fetched from the remote by `holdfast remote fetch`.
+ */
 export async function agentRows(home: string, wsName: string): Promise<AgentRow[]> {
-  return workspaceAgentRows(await existingWorkspace(home, wsName))
+  const ws = await existingWorkspace(home, wsName)
+  const pushed = readPushState(home, ws.name)?.agents ?? {}
+  const rows: AgentRow[] = (await workspaceAgentRows(ws)).map((r) => ({
+    ...r,
+    pushed: pushed[r.agent]?.step ?? null,
+  }))
+  for (const [machine, agents] of await teammates(ws, thisMachine(home))) {
+    const view = new TeammateWorkspace(home, ws.name, machine)
+    for (const agent of agents) {
+      const row = { ...agentRow(agent, await stepRecords(view, agent)), machine }
+      if (row.steps > 0) rows.push(row)
+    }
+  }
+  return rows
 }
 
 /** Where an attempt forks from: its role and notch (the step of another agent it continues). */
@@ -125,7 +150,7 @@ const CHILD_ID = /-\d{8}T\d{6}Z-[0-9a-z]{1,8}$/
  */
 export async function attemptOrigin(ws: Workspace, agent: string): Promise<AttemptOrigin | undefined> {
   if (!CHILD_ID.test(agent)) return undefined
-  const tip = await readRef(ws.repo, agentRef(agent))
+  const tip = await readRef(ws.repo, ws.branch(agent))
   if (!tip) return undefined
   const d = await dispatchOf(ws, agent, tip)
   if (!d) return undefined

@@ -8,8 +8,7 @@ import { journalOf } from '../record/read'
 import { listRefs } from '../store/git-refs'
 import { assertName } from '../core/naming'
 import { listWorkspaces, Workspace } from '../store/workspace'
-
-const AGENT_REFS = 'refs/heads/agents/'
+import { TeammateWorkspace } from '../remote/teammates'
 
 /** A report asked for something that does not exist; the message names what does. */
 export class NotFound extends Error {
@@ -39,10 +38,26 @@ export async function existingWorkspace(home: string, name: string): Promise<Wor
   return ws
 }
 
+/**
+ * The named workspace, or (`machine`) a teammate machine's agents in it, fetched from the remote
+ * by `holdfast remote fetch`: read like the workspace's own.
+ */
+export async function readableWorkspace(home: string, name: string, machine?: string): Promise<Workspace> {
+  const ws = await existingWorkspace(home, name)
+  if (machine === undefined) return ws
+  const view = new TeammateWorkspace(home, ws.name, assertName('agent', machine))
+  if ((await agentsOf(view)).length === 0)
+    throw new NotFound(
+      `no agents of machine "${machine}" in workspace "${name}"; bring them in with \`holdfast remote fetch ${name} ${machine}\``,
+    )
+  return view
+}
+
 /** Every agent of a workspace with a branch or a journaled step, sorted. */
 export async function agentsOf(ws: Workspace): Promise<string[]> {
   const names = new Set<string>()
-  for (const { ref } of await listRefs(ws.repo, AGENT_REFS)) names.add(ref.slice(AGENT_REFS.length))
+  // a teammate's fetched agents (proxy/remote/teammates) are under another prefix, with no journal
+  for (const { ref } of await listRefs(ws.repo, ws.agentsPrefix)) names.add(ref.slice(ws.agentsPrefix.length))
   for (const a of journalAgents(ws.journalDir)) {
     if (journalOf(ws, a).size > 0) names.add(a)
   }

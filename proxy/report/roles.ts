@@ -8,12 +8,15 @@ import type { HoldfastConfig } from '../store/config'
 import { ConfigReader } from '../store/config-lineage'
 import { resolveRevision } from '../store/git'
 import type { Workspace } from '../store/workspace'
+import { pullRefusals, readPullReport } from '../remote/state'
 import { NotFound } from './lookup'
 
 export interface RolesReport {
   at: string
   commit: string
   heading: string
+  /** Config lineages of the remote named holdfast this workspace did not follow, and why (remote/config.json). */
+  remote: string[]
   roles: {
     role: string
     provider: string
@@ -52,5 +55,6 @@ export async function rolesAt(
       max_output_tokens: r.max_output_tokens ?? null,
       row_declared: Object.hasOwn(rows, r.provider),
     }))
-  return { at, commit: f.commit, heading, roles }
+  const remote = pullRefusals(readPullReport(ws.home, ws.name))
+  return { at, commit: f.commit, heading, remote, roles }
 }

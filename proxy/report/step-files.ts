@@ -7,7 +7,6 @@
 import { formatStep } from '../core/naming'
 import { readStepFile } from '../record/read'
 import { readRef } from '../store/git-refs'
-import { agentRef } from '../store/home'
 import type { Workspace } from '../store/workspace'
 import { catBlobs, lsFiles } from './blobs'
 
@@ -25,7 +24,7 @@ export function windowedFiles(ws: Workspace, agent: string, window = 64): StepFi
   let listing: Promise<Map<string, string> | undefined> | undefined
   let held: { from: number; to: number; blobs: Map<string, Buffer> } | undefined
   const list = (): Promise<Map<string, string> | undefined> =>
-    (listing ??= readRef(ws.repo, agentRef(agent)).then((tip) =>
+    (listing ??= readRef(ws.repo, ws.branch(agent)).then((tip) =>
       tip ? lsFiles(ws.repo.gitdir, tip, `steps/${agent}`).catch(() => undefined) : undefined,
     ))
   return {

@@ -13,11 +13,11 @@ import { listSteps, readStepMeta, type StepRef } from '../record/read'
 import { listDir, readFileAt } from '../store/git'
 import { getTree } from '../store/git-read'
 import { readRef } from '../store/git-refs'
-import { agentRef, stepTreeDir } from '../store/home'
+import { stepTreeDir } from '../store/home'
 import { readServeInfo } from '../store/serve-lock'
 import type { Workspace } from '../store/workspace'
 import { BATCH_MIN, catBlobs, keepMeta, keepMetaOid, keptMeta, keptMetaOid, lsFiles } from './blobs'
-import { existingAgent, existingWorkspace } from './lookup'
+import { existingAgent, readableWorkspace } from './lookup'
 
 export interface StepRow {
   step: string
@@ -69,7 +69,7 @@ const parseMeta = (bytes: Buffer, agent: string, n: number): StepMeta => {
  * from the journal.
  */
 export async function stepRecords(ws: Workspace, agent: string): Promise<StepRecord[]> {
-  const tip = await readRef(ws.repo, agentRef(agent))
+  const tip = await readRef(ws.repo, ws.branch(agent))
   const refs = await listSteps(ws, agent)
   const metaOid = new Map<number, string>()
   if (tip) {
@@ -145,8 +145,14 @@ export function stepRow(r: StepRecord, unfinished: string): StepRow {
   }
 }
 
-export async function stepRows(home: string, wsName: string, agent: string): Promise<StepRow[]> {
-  const ws = await existingWorkspace(home, wsName)
+/** An agent's step rows; `machine`: a teammate's agent, fetched from the remote. */
+export async function stepRows(
+  home: string,
+  wsName: string,
+  agent: string,
+  machine?: string,
+): Promise<StepRow[]> {
+  const ws = await readableWorkspace(home, wsName, machine)
   await existingAgent(ws, agent)
   const unfinished = unfinishedOutcome(home)
   return withGaps(

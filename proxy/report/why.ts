@@ -16,7 +16,7 @@ import { REQUEST_FILE } from '../record/layout'
 import { RecordFault } from '../core/hold'
 import { recordParser } from '../core/record'
 import type { Workspace } from '../store/workspace'
-import { existingAgent, existingWorkspace, NotFound } from './lookup'
+import { existingAgent, NotFound, readableWorkspace } from './lookup'
 
 export interface WhyReport {
   step: string
@@ -56,8 +56,14 @@ export interface WhyInput {
   prevBytes: Buffer | undefined
 }
 
-export async function why(home: string, wsName: string, agent: string, stepName: string): Promise<WhyReport> {
-  const ws = await existingWorkspace(home, wsName)
+export async function why(
+  home: string,
+  wsName: string,
+  agent: string,
+  stepName: string,
+  machine?: string,
+): Promise<WhyReport> {
+  const ws = await readableWorkspace(home, wsName, machine)
   await existingAgent(ws, agent)
   const n = stepNumber(stepName)
   const meta = await readStepMeta(ws, agent, n)

@@ -24,7 +24,9 @@ export interface Incoming {
   workspace: string
   agent: string
   headers: IncomingHttpHeaders
-  /** Reads the whole body (413 over the limit, 408 when it stalls). */
+  /** The request carried holdfast's token (x-holdfast-token, or as its API key, removed from `headers`). */
+  tokenCarried: boolean
+  /** Reads the whole body (413 over the limit, 408 when it stalls or trickles). */
   body(): Promise<Buffer>
 }
 
@@ -36,6 +38,8 @@ export interface Accepted {
   /** The path the client called, prefix removed, query kept. */
   readonly path: string
   readonly headers: IncomingHttpHeaders
+  /** The request carried holdfast's token: a row that adds the operator's key serves it (access.ts). */
+  readonly tokenCarried: boolean
   /** The headers as meta.json records them (no auth, no x-holdfast-*), computed once on first use. */
   readonly recordedHeaders: () => Readonly<Record<string, string>>
   /** The client's body, exactly as received. */
@@ -80,6 +84,7 @@ export function accept(incoming: Incoming, raw: Buffer): Accepted {
     kind,
     path,
     headers,
+    tokenCarried: incoming.tokenCarried,
     recordedHeaders,
     raw,
     parsed,

@@ -3,7 +3,9 @@
  * and body back unbuffered and byte for byte while teeing a copy into the journal. Invariant: each
  * chunk reaches the journal before the client, and the answer's completion marker before its end
  * (a kill after the client read the last byte loses nothing); a client that goes away aborts the
- * upstream call; an upstream that fails mid-stream gets the client socket destroyed. Never throws.
+ * upstream call; an upstream that fails mid-stream gets the client socket destroyed; a shutdown
+ * that stops waiting aborts it too, and the step is recorded as interrupted (`SHUTDOWN_TIMEOUT`),
+ * the client answered 503 when nothing was sent yet, else cut. Never throws.
  */
 import type { ServerResponse } from 'node:http'
 import { once } from 'node:events'
@@ -56,12 +58,40 @@ export async function forward(
   const onClose = (): void => {
     if (!res.writableFinished) ac.abort()
   }
+  const stopping = ctx.shutdown.signal
+  const onShutdown = (): void => ac.abort(SHUTDOWN)
   res.on('close', onClose)
+  stopping.addEventListener('abort', onShutdown)
   const done = (): Forwarded => {
     result.totalMs = performance.now() - t0
     res.off('close', onClose)
+    stopping.removeEventListener('abort', onShutdown)
     return result
   }
+  /** The call was aborted by shutdown (not by the client): recorded as such, the client told when it can be. */
+  const cutByShutdown = (sent: boolean): boolean => {
+    if (ac.signal.reason !== SHUTDOWN) return false
+    result.outcome = sent ? 'interrupted' : 'not_sent'
+    result.error = {
+      code: 'SHUTDOWN_TIMEOUT',
+      message: sent
+        ? 'holdfast stopped waiting for this step at shutdown (timeouts.shutdown_ms); the provider call was aborted'
+        : 'holdfast was shutting down; the step was not sent',
+    }
+    if (!res.headersSent)
+      sendError(
+        res,
+        request.dialect,
+        new HoldfastError(
+          'SHUTTING_DOWN',
+          'holdfast is shutting down; this step was cut short, retry shortly',
+        ),
+      )
+    else res.destroy()
+    return true
+  }
+  if (stopping.aborted) onShutdown()
+  if (cutByShutdown(false)) return done()
   if (res.destroyed) {
     result.outcome = 'aborted'
     result.error = { code: 'CLIENT_GONE', message: 'the client went away before the request was sent' }
@@ -102,6 +132,7 @@ export async function forward(
     const headers = forwardHeaders(request.headers, route.url, held.bytes.length, route.row, route.key)
     up = await ctx.upstream.send(route.url, 'POST', headers, held.bytes, ac.signal)
   } catch (err) {
+    if (cutByShutdown(true)) return done()
     if (ac.signal.aborted) {
       result.outcome = 'aborted'
       result.error = { code: 'CLIENT_GONE', message: 'the client went away before the provider answered' }
@@ -174,7 +205,9 @@ export async function forward(
     if (trailers) res.addTrailers(trailers)
     res.end()
   } catch (err) {
-    if (ac.signal.aborted) {
+    if (cutByShutdown(true)) {
+      // nothing more: recorded as interrupted, the client cut
+    } else if (ac.signal.aborted) {
       result.outcome = 'aborted'
       result.error = {
         code: 'CLIENT_GONE',
@@ -196,3 +229,6 @@ export async function forward(
 }
 
 const round = (ms: number): number => Math.round(ms * 100) / 100
+
+/** The abort reason of a shutdown that stopped waiting (told apart from a client that went away). */
+const SHUTDOWN = new Error('holdfast stopped waiting at shutdown')

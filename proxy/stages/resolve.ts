@@ -4,7 +4,8 @@
  * then the plugins' `route` hook, shown that route, may choose a role, a row or a model, and the
  * route is computed once more from that choice (nothing is undone: each route is a fresh value).
  * Invariant: roles are read at each step boundary, and the followed config is recorded either way;
- * a row whose `api_key_env` is unset is refused here, before a step is numbered or recorded.
+ * a row that adds the operator's key (`api_key_env`) serves only a request that carried holdfast's
+ * token, and one whose variable is unset is refused; both here, before a step is numbered or recorded.
  */
 import { HoldfastError } from '../core/errors'
 import type { JsonObject } from '../core/json'
@@ -16,6 +17,7 @@ import type { ProviderRow } from '../store/config'
 import { readRef } from '../store/git-refs'
 import { agentRef, configRef, DEFAULT_LINEAGE } from '../store/home'
 import type { ServerContext } from '../context'
+import { requireRowToken } from '../access'
 import { rowKey, upstreamUrl } from '../upstream'
 import type { Accepted } from './accept'
 
@@ -179,5 +181,6 @@ export async function resolve(
     }
     plugins.sentTo(routeView(route))
   }
+  requireRowToken(request.tokenCarried, route.provider, route.row)
   return { ...route, key: rowKey(route.provider, route.row) }
 }

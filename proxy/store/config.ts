@@ -19,7 +19,7 @@ defaults: {workspace: default, agent: main}
 providers:                       # provider rows; the row named after a dialect is its default
   anthropic: {dialect: anthropic, base_url: https://api.anthropic.com}
   openai:    {dialect: openai,    base_url: https://api.openai.com/v1}
-# token: a long random string   # then every request must carry x-holdfast-token
+# token: a long random string   # then every request must carry it; unset, serve makes <home>/token
 `
 
 export class ConfigError extends Error {
@@ -92,7 +92,7 @@ export function loadConfig(home: string): HoldfastConfig {
   return parseConfig(text, file)
 }
 
-/** The token every request must carry, if any: `HOLDFAST_TOKEN` wins over the file. */
+/** The configured token, which every request must then carry: `HOLDFAST_TOKEN` wins over the file. */
 export function configuredToken(config: HoldfastConfig): string | undefined {
   return process.env.HOLDFAST_TOKEN || config.token || undefined
 }

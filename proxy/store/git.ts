@@ -135,11 +135,12 @@ export async function ensureRepoConfig(repo: Repo, key: string, value: string): 
 
 /**
  * Create the bare repository at `gitdir` (HEAD → `refs/heads/<branch>`) with a root commit on
- * `branch` holding `files`. Idempotent and race-safe: an existing branch is kept; returns its tip.
+ * `branch` holding `files` (dated `timestamp`, seconds, when given: the same root everywhere).
+ * Idempotent and race-safe: an existing branch is kept; returns its tip.
  */
 export async function initRepo(
   gitdir: string,
-  opts: { files: Record<string, FileContent>; message: string; branch: string },
+  opts: { files: Record<string, FileContent>; message: string; branch: string; timestamp?: number },
 ): Promise<string> {
   const ref = `refs/heads/${opts.branch}`
   assertRefName(ref)
@@ -154,7 +155,13 @@ export async function initRepo(
   }
   let tip = await readRef(repo, ref)
   if (tip === undefined) {
-    const root = await commitFiles(repo, { parent: undefined, files: opts.files, message: opts.message })
+    const author = opts.timestamp === undefined ? undefined : { ...DEFAULT_AUTHOR, timestamp: opts.timestamp }
+    const root = await commitFiles(repo, {
+      parent: undefined,
+      files: opts.files,
+      message: opts.message,
+      author,
+    })
     try {
       await casRef(repo, ref, root, null)
       tip = root

@@ -1,8 +1,12 @@
 /**
- * One `serve` per home: `<home>/serve.lock` (created exclusively, holding the pid) and
- * `<home>/serve.json` (url, pid; mode 0600) for other commands and the git hooks to find it.
- * Invariant: a lock whose pid is dead is taken over; a live one refuses, naming its pid.
+ * One `serve` per home: `<home>/serve.lock` (created exclusively, holding the pid and when that
+ * process started) and `<home>/serve.json` (url, pid; mode 0600) for other commands and the git
+ * hooks to find it. Invariant: a lock whose holder is gone is taken over — its pid dead, or alive
+ * but another process (the pid was reused: it started at another time, or, for a lock that
+ * recorded no start, its command line is not a serve's); a live holder refuses, naming its pid.
+ * Where a process's start cannot be read, a live pid counts as the holder.
  */
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { homePaths } from './home'
@@ -39,14 +43,68 @@ export function pidAlive(pid: number): boolean {
 
 const code = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code
 
-/** The pid a lock file names (0 when it names none); undefined when the file is gone. */
-function holderOf(file: string): number | undefined {
+/**
+ * When process `pid` started, as an opaque string that differs for a later process given the same
+ * pid: its start time in clock ticks since boot on Linux (`/proc/<pid>/stat`, field 22), `ps`'s
+ * `lstart` elsewhere; undefined when the system does not say.
+ */
+export function processStart(pid: number): string | undefined {
+  if (process.platform === 'linux') {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+      // "pid (comm) state ppid …": comm may hold spaces and parentheses; fields count on after it.
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+    } catch {
+      return undefined // gone, or no procfs: unknown
+    }
+  }
+  if (process.platform === 'win32') return undefined
+  const r = spawnSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8', timeout: 2000 })
+  return r.status === 0 ? r.stdout.trim() || undefined : undefined
+}
+
+/** A process's arguments (Linux: `/proc/<pid>/cmdline`); undefined where they cannot be read. */
+function commandLine(pid: number): string[] | undefined {
+  if (process.platform !== 'linux') return undefined
   try {
-    return Number(fs.readFileSync(file, 'utf8').trim()) || 0
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+  } catch {
+    return undefined
+  }
+}
+
+/** What a lock file says: the holder's pid (0 when it names none) and, when recorded, its start. */
+export interface Holder {
+  pid: number
+  start: string | undefined
+}
+
+/** The holder a lock file names; undefined when the file is gone. */
+function holderOf(file: string): Holder | undefined {
+  let text: string
+  try {
+    text = fs.readFileSync(file, 'utf8')
   } catch (err) {
     if (code(err) === 'ENOENT') return undefined
     throw err
   }
+  const [pid, start] = text.split('\n')
+  return { pid: Number(pid?.trim()) || 0, start: start?.trim() || undefined }
+}
+
+/**
+ * Whether the process a lock names is alive and is that holder: a live pid whose start differs
+ * from the recorded one is another process (the pid was reused); for a lock that recorded no
+ * start (an older holdfast), a readable command line without `serve` is not a serve.
+ */
+export function holderAlive(h: Holder): boolean {
+  if (!pidAlive(h.pid)) return false
+  if (h.start !== undefined) {
+    const now = processStart(h.pid)
+    return now === undefined || now === h.start
+  }
+  const argv = commandLine(h.pid)
+  return argv === undefined || argv.includes('serve')
 }
 
 /** Create `file` exclusively as a hard link of the written `mine` (EEXIST when it exists). */
@@ -67,21 +125,21 @@ export function takeHomeLock(home: string): () => void {
   // The lock appears with its pid already in it (hard link of a written file): a reader never
   // sees an empty lock and mistakes a starting holder for a dead one.
   const mine = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(mine, `${process.pid}\n`, { mode: 0o600 })
+  fs.writeFileSync(mine, `${process.pid}\n${processStart(process.pid) ?? ''}\n`, { mode: 0o600 })
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         createWith(mine, file)
         return () => {
-          if (holderOf(file) === process.pid) fs.rmSync(file, { force: true })
+          if (holderOf(file)?.pid === process.pid) fs.rmSync(file, { force: true })
         }
       } catch (err) {
         if (code(err) !== 'EEXIST') throw err
       }
       const holder = holderOf(file)
       if (holder === undefined) continue // released meanwhile
-      if (pidAlive(holder) && holder !== process.pid) throw new HomeLocked(home, holder)
-      // A dead holder: take its lock over. Renaming it aside first makes the takeover race-free:
+      if (holder.pid !== process.pid && holderAlive(holder)) throw new HomeLocked(home, holder.pid)
+      // A holder that is gone: take its lock over. Renaming it aside first makes the takeover race-free:
       // of two processes taking over, only one rename of the stale file succeeds.
       const aside = `${file}.stale-${process.pid}`
       try {
@@ -93,14 +151,19 @@ export function takeHomeLock(home: string): () => void {
       // The rename moved whatever lock was there: when another serve took the dead lock over
       // between our read and our rename, that is its live lock. Put it back and refuse.
       const moved = holderOf(aside)
-      if (moved !== undefined && moved !== holder && moved !== process.pid && pidAlive(moved)) {
+      if (
+        moved !== undefined &&
+        (moved.pid !== holder.pid || moved.start !== holder.start) &&
+        moved.pid !== process.pid &&
+        holderAlive(moved)
+      ) {
         try {
           createWith(aside, file)
         } catch (err) {
           if (code(err) !== 'EEXIST') throw err
         }
         fs.rmSync(aside, { force: true })
-        throw new HomeLocked(home, moved)
+        throw new HomeLocked(home, moved.pid)
       }
       fs.rmSync(aside, { force: true })
     }
@@ -113,7 +176,7 @@ export function takeHomeLock(home: string): () => void {
 /** The live pid holding the home lock (a serve starting, running or stopping), or undefined. */
 export function homeLockHolder(home: string): number | undefined {
   const holder = holderOf(homePaths.serveLock(home))
-  return holder !== undefined && holder > 0 && pidAlive(holder) ? holder : undefined
+  return holder !== undefined && holder.pid > 0 && holderAlive(holder) ? holder.pid : undefined
 }
 
 export async function writeServeInfo(home: string, info: ServeInfo): Promise<void> {

@@ -2,8 +2,9 @@
  * The home's token (DESIGN §4, fourth round): a random secret generated at the first start into
  * `<home>/token` (mode 0600) unless `token` / `HOLDFAST_TOKEN` names one. The admin surface, the
  * MCP endpoint and the view require it; the CLI, `run` and `env` read it from the home.
- * Invariant: the file is created whole (exclusively, then never rewritten) and never readable by
- * others; an absent file reads as undefined, and a configured token always wins over the file.
+ * Invariant: the file appears whole (written aside, then linked in exclusively: a full disk leaves
+ * no empty token behind) and is never rewritten; an absent file reads as undefined, and a
+ * configured token always wins over the file. serve warns when it or holdfast.yaml is open to others.
  */
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
@@ -29,8 +30,9 @@ export function readTokenFile(home: string): string | undefined {
 }
 
 /**
- * The home's token file, made when missing (exclusively, mode 0600: two starts racing both end
- * with the one that won). Returns its token.
+ * The home's token file, made when missing (mode 0600: written and synced aside, then hard-linked
+ * in exclusively, so two starts racing both end with the one that won and a failed write leaves
+ * nothing). Returns its token.
  */
 export function ensureTokenFile(home: string): string {
   const existing = readTokenFile(home)
@@ -38,22 +40,51 @@ export function ensureTokenFile(home: string): string {
   const file = homePaths.token(home)
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
   const token = newToken()
+  const aside = `${file}.${process.pid}.tmp`
   try {
-    const fd = fs.openSync(file, 'wx', 0o600)
+    const fd = fs.openSync(aside, 'w', 0o600)
     try {
       fs.writeSync(fd, `${token}\n`)
       fs.fsyncSync(fd)
     } finally {
       fs.closeSync(fd)
     }
+    fs.linkSync(aside, file)
     return token
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-    // Another start made it first (or left it empty while writing): theirs is the token.
+    // Another start made it first: theirs is the token.
     const theirs = readTokenFile(home)
     if (theirs) return theirs
     throw new Error(`${file} exists but holds no token; remove it and start again`, { cause: err })
+  } finally {
+    fs.rmSync(aside, { force: true })
   }
+}
+
+/**
+ * The home's secrets that group or others may read or write (holdfast.yaml, the token file), each
+ * as the sentence serve warns with. Nothing on a system without POSIX modes (Windows).
+ */
+export function exposedSecrets(home: string): string[] {
+  if (process.platform === 'win32') return []
+  const out: string[] = []
+  for (const file of [homePaths.config(home), homePaths.token(home)]) {
+    let mode: number
+    try {
+      mode = fs.statSync(file).mode & 0o777
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue
+      throw err
+    }
+    if ((mode & 0o066) === 0) continue
+    const who = [mode & 0o060 ? 'group' : '', mode & 0o006 ? 'others' : ''].filter(Boolean).join(' and ')
+    const what = [mode & 0o044 ? 'read' : '', mode & 0o022 ? 'write' : ''].filter(Boolean).join(' and ')
+    out.push(
+      `${file} is open to ${who} (mode ${mode.toString(8).padStart(4, '0')}: they can ${what} it); run: chmod 600 ${file}`,
+    )
+  }
+  return out
 }
 
 /** The token clients of this home use: the configured one, else the file's (undefined: none yet). */

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
-import { parseStep } from '../core/naming'
+import { assertName, parseStep } from '../core/naming'
 import { type HookInstall, installHooks } from '../../hooks/install'
 import { openRepo, type Repo } from './git-repo'
 import { clearStaleLocks, readRef } from './git-refs'
@@ -59,6 +59,9 @@ export class Workspace {
         branch: `config/${DEFAULT_LINEAGE}`,
         files: { 'providers.yaml': STARTER_PROVIDERS_YAML },
         message: 'config: starter providers.yaml',
+        // One fixed date: every workspace on every machine starts from the same commit, so machines
+        // sharing a remote share config history and the team's lineage fast-forwards theirs.
+        timestamp: 0,
       })
       // Install or refresh the git hook; a failure never fails the caller (serve logs it).
       this.hookInstall = await installHooks(this.home, this.name)
@@ -76,6 +79,16 @@ export class Workspace {
 
   agentJournal(agent: string): string {
     return homePaths.agentJournal(this.home, this.name, agent)
+  }
+
+  /** Where readers find the agents' branches (a teammate's fetched agents are elsewhere: proxy/remote/teammates). */
+  get agentsPrefix(): string {
+    return 'refs/heads/agents/'
+  }
+
+  /** The branch readers read an agent's committed steps from. */
+  branch(agent: string): string {
+    return this.agentsPrefix + assertName('agent', agent)
   }
 
   /** The highest step number committed on the agent's branch (0 when none or no branch). */

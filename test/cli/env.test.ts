@@ -1,13 +1,19 @@
 /**
  * cli/env beyond what test/cli/program.commands.test.ts covers: the token as a header export
- * (`HOLDFAST_TOKEN` over holdfast.yaml's), shell quoting, names escaped in the path, holdfast.yaml's
- * default agent and workspace filling in the one not given, a bad name refused, and a server that is
- * not running said without reading (or writing) holdfast.yaml.
+ * (`HOLDFAST_TOKEN` over holdfast.yaml's, then the home's `<home>/token`), and as the client's own
+ * key only for a default row that adds the operator's key — where the real SDKs, configured by
+ * nothing but these exports, get through; shell quoting, names escaped in the path, holdfast.yaml's
+ * default agent and workspace filling in the one not given, a bad name refused, and a server that
+ * is not running said without reading (or writing) holdfast.yaml.
  */
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import fs from 'node:fs'
 import path from 'node:path'
-import { envLines, envVars } from '../../cli/env'
-import { tempHome } from '../support/harness'
+import { envLines, envVars, keyRows } from '../../cli/env'
+import { parseConfig } from '../../proxy/store/config'
+import { startFakeUpstream } from '../support/fake-upstream'
+import { ROOT, startProxy, tempHome } from '../support/harness'
 import { runCli } from './inprocess.support'
 
 const URL = 'http://127.0.0.1:8787'
@@ -50,6 +56,37 @@ describe('envVars and envLines', () => {
     expect(envVars(URL, undefined, undefined, '')).not.toHaveProperty('ANTHROPIC_CUSTOM_HEADERS')
   })
 
+  it("adds the token as the client's key only for the dialects whose default row adds the operator's key", () => {
+    expect(envVars(URL, undefined, undefined, 'tok', { anthropic: true })).toMatchObject({
+      ANTHROPIC_API_KEY: 'tok',
+      ANTHROPIC_CUSTOM_HEADERS: 'x-holdfast-token: tok',
+    })
+    expect(envVars(URL, undefined, undefined, 'tok', { anthropic: true })).not.toHaveProperty(
+      'OPENAI_API_KEY',
+    )
+    expect(envVars(URL, undefined, undefined, 'tok', { openai: true })).toMatchObject({
+      OPENAI_API_KEY: 'tok',
+    })
+    expect(envVars(URL, undefined, undefined, 'tok', { openai: true })).not.toHaveProperty(
+      'ANTHROPIC_API_KEY',
+    )
+    expect(envVars(URL, undefined, undefined, undefined, { anthropic: true, openai: true })).toEqual({
+      ANTHROPIC_BASE_URL: URL,
+      OPENAI_BASE_URL: `${URL}/v1`,
+      CLAUDE_CODE_GATEWAY_HINT_HEADERS: '1',
+    })
+  })
+
+  it("reads which default rows add the operator's key from holdfast.yaml", () => {
+    const rows = (yaml: string) => keyRows(parseConfig(yaml, 'holdfast.yaml'))
+    expect(rows('{}')).toEqual({ anthropic: false, openai: false })
+    expect(
+      rows(
+        'providers: {anthropic: {dialect: anthropic, base_url: "http://x", api_key_env: K}, other: {dialect: openai, base_url: "http://y", api_key_env: K}}',
+      ),
+    ).toEqual({ anthropic: true, openai: false })
+  })
+
   it('quotes a value the shell would split or expand, and leaves a plain one bare', () => {
     const lines = envLines(URL, undefined, undefined, "it's $HOME")
     expect(lines).toContain(`export ANTHROPIC_BASE_URL=${URL}`)
@@ -81,6 +118,16 @@ describe('holdfast env', () => {
     expect(fromEnv.stdout).not.toContain('from-file')
   })
 
+  it("exports the home's token file when no token is configured", async () => {
+    const home = homeServing('{}\n')
+    fs.writeFileSync(path.join(home, 'token'), 'the-home-token-0123456789\n', { mode: 0o600 })
+    const r = await runCli(['env', '--home', home])
+    expect(r.stdout).toContain(
+      "export ANTHROPIC_CUSTOM_HEADERS='x-holdfast-token: the-home-token-0123456789'\n",
+    )
+    expect(r.stdout).not.toContain('API_KEY')
+  })
+
   it('refuses a workspace name that is not a name, printing no exports', async () => {
     const home = homeServing('{}\n')
     const r = await runCli(['env', '--ws', '../x', '--home', home])
@@ -99,5 +146,68 @@ describe('holdfast env', () => {
       stderr: `holdfast: holdfast serve is not running on ${home}; start it first (holdfast serve --home ${home})\n`,
     })
     expect(fs.readdirSync(home)).toEqual([])
+  })
+})
+
+describe("the exports, through a row that adds the operator's key", () => {
+  it('are all the real SDKs need: their requests carry the token, the provider sees the operator key', async () => {
+    process.env.HF_ENV_OPERATOR_KEY = 'sk-operator-env-test-1'
+    const fake = await startFakeUpstream()
+    const p = await startProxy({
+      fake,
+      config: {
+        providers: {
+          anthropic: {
+            dialect: 'anthropic',
+            base_url: fake.anthropicBaseUrl,
+            api_key_env: 'HF_ENV_OPERATOR_KEY',
+          },
+          openai: { dialect: 'openai', base_url: fake.openaiBaseUrl, api_key_env: 'HF_ENV_OPERATOR_KEY' },
+        },
+      },
+    })
+    try {
+      const r = await runCli(['env', '--ws', 'envws', '--agent', 'sdk', '--home', p.home])
+      expect(r.code).toBe(0)
+      const vars = Object.fromEntries(
+        r.stdout
+          .trim()
+          .split('\n')
+          .map((l) => /^export (\w+)=(.*)$/.exec(l) as RegExpExecArray)
+          .map((m) => [m[1], m[2]?.replace(/^'(.*)'$/, '$1')]),
+      ) as Record<string, string>
+      expect(vars).toMatchObject({ ANTHROPIC_API_KEY: p.token, OPENAI_API_KEY: p.token })
+      // A shell with keys of its own: the exports win, as they do after eval.
+      const env = {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        ANTHROPIC_AUTH_TOKEN: 'sk-users-own',
+        ...vars,
+      }
+      const script = `
+        const Anthropic = require('@anthropic-ai/sdk').default
+        const OpenAI = require('openai').default
+        ;(async () => {
+          await new Anthropic({ maxRetries: 0 }).messages.create({ model: 'claude-fake-1', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })
+          await new OpenAI({ maxRetries: 0 }).chat.completions.create({ model: 'gpt-fake-1', messages: [{ role: 'user', content: 'hi' }] })
+          console.log('ok')
+        })().catch((e) => { console.error(String(e)); process.exit(1) })`
+      // Asynchronously: the proxy answering it runs in this process.
+      const run = await promisify(execFile)(process.execPath, ['-e', script], {
+        cwd: ROOT,
+        env,
+        timeout: 30_000,
+      })
+      expect(run.stdout).toBe('ok\n')
+      expect(p.fake.received.map((x) => [x.url, x.headers['x-api-key'] ?? x.headers.authorization])).toEqual([
+        ['/v1/messages', expect.stringContaining('sk-operator-env-test-1')],
+        ['/v1/chat/completions', 'Bearer sk-operator-env-test-1'],
+      ])
+      await p.settled()
+    } finally {
+      await p.close()
+      await fake.close()
+      delete process.env.HF_ENV_OPERATOR_KEY
+    }
   })
 })

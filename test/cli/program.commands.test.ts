@@ -73,7 +73,8 @@ describe('holdfast env', () => {
       cliAsync(['env', '--home', noServer]),
       cliAsync(['env', '--home', stale]),
     ])
-    const hints = 'export CLAUDE_CODE_GATEWAY_HINT_HEADERS=1\n'
+    // The home's token as Claude Code's header (no row here adds the operator's key: no key exports).
+    const hints = `export ANTHROPIC_CUSTOM_HEADERS='x-holdfast-token: ${p.token}'\nexport CLAUDE_CODE_GATEWAY_HINT_HEADERS=1\n`
     expect(ok(plain)).toBe(`export ANTHROPIC_BASE_URL=${p.url}\nexport OPENAI_BASE_URL=${p.url}/v1\n${hints}`)
     const prefix = `${p.url}/w/proj/a/worker`
     expect(ok(addressed)).toBe(

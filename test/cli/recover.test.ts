@@ -59,6 +59,7 @@ describe('holdfast recover, with no serve running', () => {
     const r = await runCli(['recover', 'proj', '--home', home, '--json'])
     expect(r.code).toBe(0)
     expect(JSON.parse(r.stdout)).toEqual({
+      refs: [],
       packs: [],
       rewound: [],
       committed: 0,

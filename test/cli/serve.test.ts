@@ -1,15 +1,20 @@
 /**
  * `holdfast serve` as a user runs it (spawned, through the swc hook): the listening line,
  * serve.json (0600) and the default holdfast.yaml; one serve per home (a dead holder's lock is
- * taken over); one-line refusals to start; SIGTERM finishes the step in flight, then exits 0.
+ * taken over, and so is one whose pid now names another live process); one-line refusals to
+ * start; SIGTERM finishes the step in flight, then exits 0 — waiting at most
+ * `timeouts.shutdown_ms` for a provider that never answers, and not at all after a second signal.
  */
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
-import { spawnSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import { configFor, eventually, spawnServe, tempHome, writeConfig, type Spawned } from '../support/harness'
 import { branchShape, cliAsync, expectedSubjects, type Run } from '../support/repo-checks'
+
+const execGit = (repo: string, ...args: string[]): string =>
+  execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' })
 
 let fake: FakeUpstream
 const homes: string[] = []
@@ -91,10 +96,22 @@ it('takes over a lock whose holder is dead', async () => {
   const dead = spawnSync(process.execPath, ['-e', 'process.pid']).pid
   fs.writeFileSync(path.join(h, 'serve.lock'), `${dead}\n`)
   const s = await serve(h)
-  expect(fs.readFileSync(path.join(h, 'serve.lock'), 'utf8').trim()).toBe(String(s.child.pid))
+  expect(fs.readFileSync(path.join(h, 'serve.lock'), 'utf8').split('\n')[0]).toBe(String(s.child.pid))
   expect(JSON.parse(fs.readFileSync(path.join(h, 'serve.json'), 'utf8')).pid).toBe(s.child.pid)
   expect(fs.readdirSync(h).filter((f) => f.startsWith('serve.lock'))).toEqual(['serve.lock'])
 })
+
+;(process.platform === 'linux' ? it : it.skip)(
+  'takes over a lock whose pid was given to another live process since (a serve killed, its pid reused)',
+  async () => {
+    const h = home()
+    // This jest worker is alive, and is no serve: the lock says a process that started earlier held it.
+    const start = Number(fs.readFileSync(`/proc/${process.pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19])
+    fs.writeFileSync(path.join(h, 'serve.lock'), `${process.pid}\n${start - 1}\n`)
+    const s = await serve(h)
+    expect(fs.readFileSync(path.join(h, 'serve.lock'), 'utf8').split('\n')[0]).toBe(String(s.child.pid))
+  },
+)
 
 it('refuses to start with one line: port in use, bad holdfast.yaml, public host without a token', async () => {
   const blocker = net.createServer()
@@ -168,4 +185,65 @@ it('on SIGTERM finishes the step in flight, commits it, removes serve.json and e
   expect(step?.msg).toMatch(
     /^default\/term 001 200 ttfb \d+(\.\d+)? ms, cache read \d+ write \d+, hold: first-step$/,
   )
+})
+
+/** A step to `agent` that the fake will not answer, once sent; `answer` resolves with the client's status. */
+async function hungStep(url: string, agent: string): Promise<{ answer: Promise<number> }> {
+  fake.reset()
+  fake.enqueue({ hang: true })
+  const answer = fetch(`${url}/w/default/a/${agent}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({
+      model: 'claude-fake-1',
+      max_tokens: 8,
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+  }).then((r) => r.status)
+  await eventually(() => fake.received.length === 1, 20_000, 'the step to be sent')
+  return { answer }
+}
+
+const outcome = (h: string, agent: string): unknown =>
+  JSON.parse(
+    execGit(
+      path.join(h, 'workspaces', 'default', 'repo.git'),
+      'show',
+      `agents/${agent}:steps/${agent}/001/meta.json`,
+    ),
+  )
+
+it('on SIGTERM waits at most timeouts.shutdown_ms for a provider that never answers, then records the step as interrupted', async () => {
+  const h = tempHome()
+  homes.push(h)
+  writeConfig(h, configFor(fake, { timeouts: { shutdown_ms: 500 } }))
+  const s = await serve(h)
+  const { answer } = await hungStep(s.url, 'hung')
+  const t0 = Date.now()
+  const exited = s.kill('SIGTERM')
+  running.length = 0
+  expect(await answer).toBe(503)
+  expect(await exited).toBe(0)
+  expect(Date.now() - t0).toBeLessThan(20_000) // not the provider's 600 s
+  expect(outcome(h, 'hung')).toMatchObject({ outcome: 'interrupted', error: { code: 'SHUTDOWN_TIMEOUT' } })
+  expect(s.stderr()).toContain('stopped waiting after 500 ms: 1 request in flight aborted')
+})
+
+it('on a second SIGTERM cuts the steps in flight at once', async () => {
+  const h = home() // the default bound: 20 s
+  const s = await serve(h)
+  const { answer } = await hungStep(s.url, 'twice')
+  const exited = s.kill('SIGTERM')
+  running.length = 0
+  await eventually(
+    () => s.stderr().includes('finishing in-flight steps'),
+    20_000,
+    'the first signal to be seen',
+  )
+  const t0 = Date.now()
+  s.child.kill('SIGTERM')
+  expect(await answer).toBe(503)
+  expect(await exited).toBe(0)
+  expect(Date.now() - t0).toBeLessThan(15_000)
+  expect(outcome(h, 'twice')).toMatchObject({ outcome: 'interrupted', error: { code: 'SHUTDOWN_TIMEOUT' } })
 })

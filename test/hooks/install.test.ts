@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { HOOK_NAME, installHooks, referenceTransactionScript } from '../../hooks/install'
 import { startServer } from '../../proxy/serve'
+import { readTokenFile } from '../../proxy/store/token'
 import { cliAsync } from '../support/repo-checks'
 import {
   captureLog,
@@ -79,7 +80,9 @@ describe('installing the hook', () => {
         ws: 'broken',
         msg: 'could not install the git hook; config commits made with git are not validated',
       })
-      const health = await fetch(`${server.url}/_holdfast/health`)
+      const health = await fetch(`${server.url}/_holdfast/health`, {
+        headers: { 'x-holdfast-token': readTokenFile(home) ?? '' },
+      })
       expect(health.status).toBe(200)
     } finally {
       await server.close()

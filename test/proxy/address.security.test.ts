@@ -1,20 +1,18 @@
 /**
- * Security rules (DESIGN §4, §12): the one token rule, the loopback Host guard against DNS
- * rebinding, an admin surface no web page can drive, provider keys from the environment that
- * are never written anywhere, and no hop-by-hop or `x-holdfast-*` header ever reaching the provider.
+ * Security rules (DESIGN §4, §12): a configured token (every request carries it), the loopback
+ * Host guard against DNS rebinding, an admin surface no web page can drive, and no hop-by-hop or
+ * `x-holdfast-*` header ever reaching the provider. The token by default (admin, MCP, rows that add
+ * the operator's key): access.*.test.ts.
  */
 import Anthropic from '@anthropic-ai/sdk'
 import fs from 'node:fs'
 import OpenAI from 'openai'
 import { silentLogger } from '../../proxy/log'
 import { startServer } from '../../proxy/serve'
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import { configFor, git, startProxy, tempHome, writeConfig, type Proxy } from '../support/harness'
 import { allFileBytes, listTree, postAnthropic, postOpenai, rawRequest } from '../support/raw-http'
 
 const TOKEN = 'holdfast-test-token-7f3a9c21e5'
-const KEY = 'sk-ant-holdfast-env-key-5b8e2d4c1a'
-const CLIENT_KEY = 'sk-client-own-key-9d7c3b1e'
 const HELLO = '{"model":"claude-fake-1","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}'
 const HELLO_OAI = '{"model":"gpt-fake-1","messages":[{"role":"user","content":"hi"}]}'
 
@@ -23,49 +21,26 @@ let plain: Proxy
 const EMBEDDINGS = '/v1/embeddings'
 const EMBEDDINGS_ANSWER = '{"object":"list","data":[]}'
 let tokened: Proxy
-let keyed: Proxy
-let unset: Proxy
-const fakes: FakeUpstream[] = []
-
-/** A proxy whose two default rows take their key from `env`. */
-async function proxyWithKeyRows(env: string): Promise<Proxy> {
-  const fake = await startFakeUpstream()
-  fakes.push(fake)
-  return startProxy({
-    fake,
-    config: {
-      providers: {
-        anthropic: { dialect: 'anthropic', base_url: fake.anthropicBaseUrl, api_key_env: env },
-        openai: { dialect: 'openai', base_url: fake.openaiBaseUrl, api_key_env: env },
-      },
-    },
-  })
-}
+const PAGE = 'https://app.example'
 
 beforeAll(async () => {
-  process.env.HF_TEST_KEY = KEY
-  delete process.env.HF_TEST_UNSET_KEY
-  ;[plain, tokened, keyed, unset] = await Promise.all([
+  ;[plain, tokened] = await Promise.all([
     startProxy(),
-    startProxy({ config: { token: TOKEN } }),
-    proxyWithKeyRows('HF_TEST_KEY'),
-    proxyWithKeyRows('HF_TEST_UNSET_KEY'),
+    startProxy({ config: { token: TOKEN, browser_origins: [PAGE] } }),
   ])
 })
 afterAll(async () => {
-  await Promise.all([plain, tokened, keyed, unset].map((q) => q?.close()))
-  await Promise.all(fakes.map((f) => f.close()))
-  delete process.env.HF_TEST_KEY
+  await Promise.all([plain, tokened].map((q) => q?.close()))
 })
 beforeEach(() => {
-  for (const q of [plain, tokened, keyed, unset]) q.fake.reset()
+  for (const q of [plain, tokened]) q.fake.reset()
 })
 
 /** Every `x-holdfast-*` header name among what the provider received. */
 const holdfastHeadersAtFake = (q: Proxy): string[] =>
   q.fake.received.flatMap((r) => Object.keys(r.headers).filter((h) => h.startsWith('x-holdfast-')))
 
-describe('the token rule', () => {
+describe('a configured token', () => {
   it('refuses every request without x-holdfast-token with a 401, and writes nothing', async () => {
     await tokened.settled()
     const before = listTree(tokened.home)
@@ -141,6 +116,77 @@ describe('the token rule', () => {
   })
 })
 
+describe('a configured token, carried as the client key', () => {
+  it.each([
+    ['x-api-key', { 'x-api-key': TOKEN }],
+    ['Authorization: Bearer', { 'x-api-key': '', authorization: `Bearer ${TOKEN}` }],
+  ])(
+    'lets a request through with the token in %s, and the token never reaches the provider',
+    async (_, h) => {
+      const r = await postAnthropic(tokened.url, '/w/sec/a/askey/v1/messages', HELLO, h)
+      expect(r.status).toBe(200)
+      const got = tokened.fake.received[0]?.headers ?? {}
+      expect(JSON.stringify(got)).not.toContain(TOKEN)
+      await tokened.settled()
+      expect(allFileBytes(tokened.home + '/workspaces').includes(TOKEN)).toBe(false)
+    },
+  )
+
+  it('refuses the token under another scheme or with anything around it', async () => {
+    for (const h of [
+      { 'x-api-key': `${TOKEN}x` },
+      { 'x-api-key': '', authorization: `Basic ${TOKEN}` },
+      { 'x-api-key': '', authorization: `Bearer${TOKEN}` },
+      { 'x-api-key': '', authorization: `Bearer ${TOKEN} extra` },
+      { 'x-holdfast-token': TOKEN.toUpperCase() },
+      { 'x-api-key': TOKEN.slice(0, -1) },
+    ]) {
+      const r = await postAnthropic(tokened.url, '/v1/messages', HELLO, h)
+      expect([JSON.stringify(h), r.status, r.headers['x-holdfast-error']]).toEqual([
+        JSON.stringify(h),
+        401,
+        'TOKEN_REQUIRED',
+      ])
+    }
+    expect(tokened.fake.received).toHaveLength(0)
+  })
+
+  it("passes a listed origin's CORS preflight without the token, and then its request with it", async () => {
+    const pre = await rawRequest(tokened.url, {
+      method: 'OPTIONS',
+      path: '/v1/messages',
+      headers: {
+        origin: PAGE,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, anthropic-version, x-holdfast-token',
+      },
+    })
+    expect(pre.status).toBe(204)
+    expect(pre.headers['access-control-allow-origin']).toBe(PAGE)
+    expect(String(pre.headers['access-control-allow-headers']).split(', ')).toEqual(
+      expect.arrayContaining(['content-type', 'anthropic-version', 'x-holdfast-token']),
+    )
+    const refused = await postAnthropic(tokened.url, '/v1/messages', HELLO, { origin: PAGE })
+    expect([refused.status, refused.headers['access-control-allow-origin']]).toEqual([401, PAGE])
+    const ok = await postAnthropic(tokened.url, '/w/sec/a/page/v1/messages', HELLO, {
+      origin: PAGE,
+      'x-holdfast-token': TOKEN,
+    })
+    expect([ok.status, ok.headers['access-control-allow-origin']]).toEqual([200, PAGE])
+    // Not for an origin it does not list, nor for an OPTIONS that is no page's preflight.
+    const other = await rawRequest(tokened.url, {
+      method: 'OPTIONS',
+      path: '/v1/messages',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    })
+    expect(other.status).toBe(401)
+    const bare = await rawRequest(tokened.url, { method: 'OPTIONS', path: '/v1/messages' })
+    expect(bare.status).toBe(401)
+    expect(tokened.fake.received.map((r) => r.url)).toEqual(['/v1/messages'])
+    await tokened.settled()
+  })
+})
+
 describe('binding', () => {
   it('refuses to bind off loopback without a token, naming the address and the remedy', async () => {
     const home = tempHome()
@@ -193,7 +239,7 @@ describe('the Host guard (DNS rebinding)', () => {
       const r = await rawRequest(plain.url, {
         method: 'GET',
         path: '/_holdfast/health',
-        headers: { host: `${name}:${port}` },
+        headers: { host: `${name}:${port}`, 'x-holdfast-token': plain.token },
       })
       expect(r.status).toBe(200)
     },
@@ -202,7 +248,11 @@ describe('the Host guard (DNS rebinding)', () => {
 
 describe('the admin surface', () => {
   it('answers GET /_holdfast/health with 200 JSON', async () => {
-    const r = await rawRequest(plain.url, { method: 'GET', path: '/_holdfast/health' })
+    const r = await rawRequest(plain.url, {
+      method: 'GET',
+      path: '/_holdfast/health',
+      headers: { 'x-holdfast-token': plain.token },
+    })
     expect(r.status).toBe(200)
     expect(r.headers['content-type']).toBe('application/json')
     expect(JSON.parse(r.body.toString())).toMatchObject({ ok: true, pid: process.pid, home: plain.home })
@@ -211,7 +261,11 @@ describe('the admin surface', () => {
   it.each(['http://evil.example', 'null', `http://127.0.0.1`])(
     'refuses a request with Origin: %s (a web page) with a 403',
     async (origin) => {
-      const r = await rawRequest(plain.url, { method: 'GET', path: '/_holdfast/health', headers: { origin } })
+      const r = await rawRequest(plain.url, {
+        method: 'GET',
+        path: '/_holdfast/health',
+        headers: { origin, 'x-holdfast-token': plain.token },
+      })
       expect(r.status).toBe(403)
       expect(JSON.parse(r.body.toString())).toEqual({
         error: { code: 'ADMIN_REFUSED', message: expect.stringContaining('Origin') },
@@ -228,7 +282,7 @@ describe('the admin surface', () => {
     const r = await rawRequest(plain.url, {
       path: '/_holdfast/tools/call',
       body: '{"client":"x","tool":"y"}',
-      headers: type ? { 'content-type': type } : {},
+      headers: { 'x-holdfast-token': plain.token, ...(type ? { 'content-type': type } : {}) },
     })
     expect(r.status).toBe(403)
     expect(JSON.parse(r.body.toString()).error.code).toBe('ADMIN_REFUSED')
@@ -238,110 +292,9 @@ describe('the admin surface', () => {
     const r = await rawRequest(plain.url, {
       path: '/_holdfast/no-such-thing',
       body: '{}',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', 'x-holdfast-token': plain.token },
     })
     expect(r.status).toBe(404)
-  })
-})
-
-describe('provider keys from api_key_env', () => {
-  it('replaces the client key on the anthropic row with x-api-key, on the recorded and the pass-through path', async () => {
-    const r = await postAnthropic(keyed.url, '/w/keys/a/raw/v1/messages', HELLO, {
-      'x-api-key': CLIENT_KEY,
-      authorization: `Bearer ${CLIENT_KEY}`,
-    })
-    expect(r.status).toBe(200)
-    const models = await rawRequest(keyed.url, {
-      method: 'GET',
-      path: '/v1/models',
-      headers: { 'anthropic-version': '2023-06-01', 'x-api-key': CLIENT_KEY },
-    })
-    expect(models.status).toBe(200)
-    for (const got of keyed.fake.received) {
-      expect(got.headers['x-api-key']).toBe(KEY)
-      expect(got.headers.authorization).toBeUndefined()
-    }
-    expect(keyed.fake.received).toHaveLength(2)
-  })
-
-  it('replaces the client key on a pass-through request that asks for 100-continue', async () => {
-    keyed.fake.enqueue({ path: EMBEDDINGS, body: EMBEDDINGS_ANSWER })
-    const r = await rawRequest(keyed.url, {
-      path: EMBEDDINGS,
-      body: '{"model":"text-embedding-3-small","input":"hi"}',
-      headers: {
-        'content-type': 'application/json',
-        authorization: `Bearer ${CLIENT_KEY}`,
-        expect: '100-continue',
-        'x-holdfast-agent': 'expect',
-      },
-    })
-    expect(r.status).toBe(200)
-    const got = keyed.fake.received[0]?.headers ?? {}
-    expect(got.authorization).toBe(`Bearer ${KEY}`)
-    expect(got.expect).toBeUndefined()
-    expect(got['x-holdfast-agent']).toBeUndefined()
-  })
-
-  it('replaces the Anthropic SDK key (sent as it sends it) with the row key', async () => {
-    const client = new Anthropic({ baseURL: `${keyed.url}/w/keys/a/sdk`, apiKey: CLIENT_KEY, maxRetries: 0 })
-    await client.messages.create({
-      model: 'claude-fake-1',
-      max_tokens: 8,
-      messages: [{ role: 'user', content: 'hi' }],
-    })
-    const got = keyed.fake.received[0]?.headers ?? {}
-    expect(got['x-api-key']).toBe(KEY)
-    expect(got.authorization).toBeUndefined()
-    expect(JSON.stringify(got)).not.toContain(CLIENT_KEY)
-  })
-
-  it('replaces the OpenAI SDK key with authorization: Bearer, on the recorded and the pass-through path', async () => {
-    const client = new OpenAI({ baseURL: `${keyed.url}/w/keys/a/oai/v1`, apiKey: CLIENT_KEY, maxRetries: 0 })
-    await client.chat.completions.create({ model: 'gpt-fake-1', messages: [{ role: 'user', content: 'hi' }] })
-    const list = await client.models.list()
-    expect(list.data.map((m) => m.id)).toEqual(['gpt-fake-1', 'gpt-fake-2'])
-    expect(keyed.fake.received.map((r) => r.url)).toEqual(['/v1/chat/completions', '/v1/models'])
-    for (const got of keyed.fake.received) {
-      expect(got.headers.authorization).toBe(`Bearer ${KEY}`)
-      expect(got.headers['x-api-key']).toBeUndefined()
-    }
-  })
-
-  it('writes neither the row key nor the client key to any file under the home or into git history', async () => {
-    await postAnthropic(keyed.url, '/w/keys/a/last/v1/messages', HELLO, { 'x-api-key': CLIENT_KEY })
-    await keyed.settled()
-    expect(listTree(keyed.home)).toEqual(expect.arrayContaining(['workspaces/keys/repo.git/']))
-    const bytes = allFileBytes(keyed.home)
-    expect(bytes.includes(KEY)).toBe(false)
-    expect(bytes.includes(CLIENT_KEY)).toBe(false)
-    const repos = fs.readdirSync(`${keyed.home}/workspaces`).map((ws) => keyed.repo(ws))
-    expect(repos).toEqual([keyed.repo('keys')])
-    const history = repos.map((repo) => git(repo, 'log', '-p', '--all')).join('\n')
-    expect(history).toContain('step 001')
-    expect(history).not.toContain(KEY)
-    expect(history).not.toContain(CLIENT_KEY)
-  })
-
-  it('answers 500 naming the variable when the row names an unset one, and sends nothing', async () => {
-    await unset.settled()
-    const before = listTree(unset.home)
-    const a = await postAnthropic(unset.url, '/v1/messages', HELLO)
-    expect(a.status).toBe(500)
-    expect(JSON.parse(a.body.toString()).error).toMatchObject({
-      type: 'api_error',
-      message: expect.stringContaining('$HF_TEST_UNSET_KEY'),
-    })
-    const o = await postOpenai(unset.url, '/v1/chat/completions', HELLO_OAI)
-    expect(o.status).toBe(500)
-    expect(JSON.parse(o.body.toString()).error.message).toContain('$HF_TEST_UNSET_KEY')
-    const models = await rawRequest(unset.url, { method: 'GET', path: '/v1/models' })
-    expect(models.status).toBe(500)
-    expect(models.body.toString()).toContain('$HF_TEST_UNSET_KEY')
-    await unset.settled()
-    expect(unset.fake.received).toHaveLength(0)
-    // A request that could not be sent is not a step: the home is unchanged.
-    expect(listTree(unset.home)).toEqual(before)
   })
 })
 

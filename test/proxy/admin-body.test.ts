@@ -2,7 +2,7 @@
  * proxy/admin-body: `readJsonBody` on real requests to a loopback server. Rules: a JSON object is
  * read whole, however it is chunked (a character split across chunks included); a body over the
  * limit is BODY_TOO_LARGE naming the limit, one at the limit is read; a body that is not JSON, or
- * is JSON but not an object, is BAD_JSON.
+ * is JSON but not an object, is BAD_JSON; the silence and pace limits are body.ts's (test/proxy/body.test.ts).
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'

@@ -131,7 +131,7 @@ describe('the admin router', () => {
     const r = await rawRequest(p.url, {
       method,
       path,
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', 'x-holdfast-token': p.token },
       ...(method === 'POST' ? { body: '{}' } : {}),
     })
     expect([r.status, r.headers['x-holdfast-error'], r.headers['content-type']]).toEqual([

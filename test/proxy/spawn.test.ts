@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { childEnv, gitEnv, spawnChild, stripGitEnv } from '../../proxy/spawn'
+import { childEnv, gitEnv, gitRemoteEnv, spawnChild, spawnGit, stripGitEnv } from '../../proxy/spawn'
 
 /** What a hook's environment holds: git's locating variables, and variables that must survive. */
 const HOOK_ENV: Record<string, string> = {
@@ -97,6 +97,58 @@ describe('gitEnv', () => {
       undefined,
       undefined,
     ])
+  })
+})
+
+describe('gitRemoteEnv', () => {
+  it("adds the credentials' and network's variables to gitEnv, never the locating ones, and forbids prompts", () => {
+    withHookEnv()
+    Object.assign(process.env, {
+      SSH_AUTH_SOCK: '/run/agent.sock',
+      HTTPS_PROXY: 'http://proxy:3128',
+      GIT_ASKPASS: '/bin/askpass',
+      GIT_TRACE: '1',
+      EDITOR: 'vi',
+    })
+    const env = gitRemoteEnv()
+    expect([env.SSH_AUTH_SOCK, env.HTTPS_PROXY, env.GIT_ASKPASS, env.GIT_SSH_COMMAND]).toEqual([
+      '/run/agent.sock',
+      'http://proxy:3128',
+      '/bin/askpass',
+      'ssh -i key',
+    ])
+    expect([env.GIT_DIR, env.GIT_INDEX_FILE, env.GIT_CONFIG_KEY_0, env.GIT_TRACE, env.EDITOR]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ])
+    expect([env.GIT_TERMINAL_PROMPT, env.GCM_INTERACTIVE]).toEqual(['0', 'never'])
+  })
+})
+
+describe('spawnGit', () => {
+  it('runs git with exactly the environment given, in a session of its own when detached', async () => {
+    withHookEnv()
+    const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-spawn-')))
+    try {
+      spawnSync('git', ['init', '-q', '--bare', path.join(tmp, 'r.git')])
+      const child = spawnGit(['rev-parse', '--absolute-git-dir'], {
+        cwd: path.join(tmp, 'r.git'),
+        env: gitEnv(),
+        detached: true,
+      })
+      const out = await new Promise<string>((resolve, reject) => {
+        let text = ''
+        child.stdout?.on('data', (d: Buffer) => (text += d.toString()))
+        child.once('error', reject)
+        child.once('close', () => resolve(text))
+      })
+      expect(out.trim()).toBe(path.join(tmp, 'r.git'))
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true })
+    }
   })
 })
 

@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { CliError } from '../../cli/output'
 import { stepRows, type StepRow } from '../../cli/steps'
 import type { StepMeta } from '../../generated/meta'
 import type { JsonObject } from '../../proxy/core/json'
@@ -108,8 +109,10 @@ export function startRunSession(pkg: ClaudePackage, fake: FakeUpstream, allowed:
     if (!fs.existsSync(path.join(home, 'workspaces', WS))) return []
     try {
       return await stepRows(home, WS, 'main')
-    } catch {
-      return [] // no agent main yet
+    } catch (err) {
+      // No agent main yet: none of its steps. Anything else is a fault the turn must not hide.
+      if (err instanceof CliError && /^no (agent "main"|workspace "cc") in /.test(err.message)) return []
+      throw err
     }
   }
   const say = async (text: string): Promise<Turn> => {

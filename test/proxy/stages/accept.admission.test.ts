@@ -3,7 +3,8 @@
  * web pages cannot use the provider endpoints unless their origin is listed; OPTIONS never goes
  * upstream; recorded endpoints take JSON only; Host is parsed strictly; Node's own refusals and a
  * malformed address prefix answer in the dialect's envelope; no answer shows the home's absolute
- * path; credentials in query strings never reach a record; a stalled body is a 408. Every refusal
+ * path; credentials in query strings never reach a record; a stalled body is a 408, and so is one
+ * that trickles slower than `timeouts.request_body_min_bytes_per_s`. Every refusal
  * leaves nothing on disk and sends nothing upstream.
  */
 import fs from 'node:fs'
@@ -168,7 +169,10 @@ describe('browsers', () => {
     })
     expect(ok.status).toBe(204)
     expect(ok.headers['access-control-allow-origin']).toBe('https://app.example')
-    expect(ok.headers['access-control-allow-headers']).toBe('content-type,x-api-key')
+    // What it asked for, and the headers the token travels in.
+    expect(String(ok.headers['access-control-allow-headers']).split(', ')).toEqual(
+      expect.arrayContaining(['content-type', 'x-api-key', 'x-holdfast-token', 'authorization']),
+    )
     const refused = await rawRequest(p.url, {
       method: 'OPTIONS',
       path: '/w/web/a/main/v1/chat/completions',
@@ -222,7 +226,7 @@ describe('browsers', () => {
     const r = await rawRequest(p.url, {
       method: 'POST',
       path: '/_holdfast/clients/load',
-      headers: { 'content-type': 'application/json-seq' },
+      headers: { 'content-type': 'application/json-seq', 'x-holdfast-token': p.token },
       body: '{}',
     })
     expect(r.status).toBe(403)
@@ -291,6 +295,46 @@ describe('answers', () => {
       error: { type: 'timeout_error' },
     })
     expect(await homeTree()).toEqual(before)
+  })
+})
+
+describe('a body that trickles', () => {
+  let slow: Proxy
+  beforeAll(async () => {
+    slow = await startProxy({
+      config: { timeouts: { request_body_idle_ms: 2000, request_body_min_bytes_per_s: 200 } },
+    })
+  })
+  afterAll(() => slow.close())
+
+  it('is answered 408 BODY_TOO_SLOW in the envelope however steadily it comes, leaving nothing', async () => {
+    // A byte every 100 ms is never silent for 2 s, but far below 200 bytes/s.
+    const u = new URL(slow.url)
+    const socket = net.connect(Number(u.port), u.hostname)
+    let got = ''
+    socket.on('data', (d: Buffer) => (got += d.toString()))
+    const closed = new Promise<void>((r) => socket.on('close', () => r()))
+    socket.on('error', () => undefined)
+    socket.write(
+      'POST /w/trickle/a/main/v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n' +
+        `anthropic-version: 2023-06-01\r\ncontent-length: ${HELLO.length}\r\n\r\n`,
+    )
+    const t0 = Date.now()
+    for (let i = 0; i < HELLO.length && !socket.destroyed && got === ''; i++) {
+      socket.write(HELLO[i] as string)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    await closed
+    expect(got).toMatch(/^HTTP\/1\.1 408 /)
+    expect(got).toContain('x-holdfast-error: BODY_TOO_SLOW')
+    expect(JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4))).toEqual({
+      type: 'error',
+      error: { type: 'timeout_error', message: expect.stringContaining('slower than 200 bytes/s') },
+    })
+    expect(Date.now() - t0).toBeLessThan(HELLO.length * 100)
+    await slow.settled()
+    expect(slow.fake.received).toHaveLength(0)
+    expect(listTree(path.join(slow.home, 'workspaces'))).toEqual([])
   })
 })
 

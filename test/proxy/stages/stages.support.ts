@@ -59,7 +59,16 @@ export function accepted(
 ): Accepted {
   const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw)
   return accept(
-    { kind: 'step', dialect, path, workspace: 'w', agent: 'main', headers, body: async () => bytes },
+    {
+      kind: 'step',
+      dialect,
+      path,
+      workspace: 'w',
+      agent: 'main',
+      headers,
+      tokenCarried: false,
+      body: async () => bytes,
+    },
     bytes,
   )
 }

@@ -1,13 +1,20 @@
 /**
  * store/token: the home's token file. Covers: made once with mode 0600 and kept, read back
- * trimmed, absent reads as undefined, a configured token wins over the file, and two makers
- * racing end with one token.
+ * trimmed, absent reads as undefined, a configured token wins over the file, two makers racing
+ * end with one token, a write that fails leaves no token file; and which of the home's secrets
+ * are open to others.
  */
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseConfig } from '../../../proxy/store/config'
-import { ensureTokenFile, homeToken, newToken, readTokenFile } from '../../../proxy/store/token'
+import {
+  ensureTokenFile,
+  exposedSecrets,
+  homeToken,
+  newToken,
+  readTokenFile,
+} from '../../../proxy/store/token'
 
 describe('the home token', () => {
   let home: string
@@ -56,5 +63,65 @@ describe('the home token', () => {
   it('refuses an existing empty file instead of making a second token beside it', () => {
     fs.writeFileSync(path.join(home, 'token'), '', { mode: 0o600 })
     expect(() => ensureTokenFile(home)).toThrow(/holds no token/)
+  })
+
+  it('ends two makers racing with one token: the later one takes the token the first linked in', () => {
+    const link = fs.linkSync
+    let theirs = ''
+    const spy = jest.spyOn(fs, 'linkSync').mockImplementationOnce((from, to) => {
+      // Another start links its token in between our write and our link.
+      theirs = newToken()
+      fs.writeFileSync(to, `${theirs}\n`, { flag: 'wx', mode: 0o600 })
+      link(from, to)
+    })
+    try {
+      expect(ensureTokenFile(home)).toBe(theirs)
+    } finally {
+      spy.mockRestore()
+    }
+    expect(readTokenFile(home)).toBe(theirs)
+    expect(fs.readdirSync(home)).toEqual(['token'])
+  })
+
+  it('leaves no token file when its write fails (a full disk must not leave an empty token)', () => {
+    const spy = jest.spyOn(fs, 'writeSync').mockImplementationOnce(() => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+    })
+    try {
+      expect(() => ensureTokenFile(home)).toThrow(/ENOSPC/)
+    } finally {
+      spy.mockRestore()
+    }
+    expect(fs.readdirSync(home)).toEqual([])
+    expect(ensureTokenFile(home)).toMatch(/^[A-Za-z0-9_-]{43}$/)
+  })
+})
+
+;(process.platform === 'win32' ? describe.skip : describe)('exposedSecrets', () => {
+  let home: string
+  beforeEach(() => {
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-token-'))
+  })
+  afterEach(() => fs.rmSync(home, { recursive: true, force: true }))
+
+  it('names nothing when the files are 0600 or absent', () => {
+    expect(exposedSecrets(home)).toEqual([])
+    fs.writeFileSync(path.join(home, 'holdfast.yaml'), '{}', { mode: 0o600 })
+    ensureTokenFile(home)
+    expect(exposedSecrets(home)).toEqual([])
+    fs.chmodSync(path.join(home, 'holdfast.yaml'), 0o700) // the owner's bits are the owner's business
+    expect(exposedSecrets(home)).toEqual([])
+  })
+
+  it.each([
+    ['0644', 'group and others (mode 0644: they can read it)'],
+    ['0640', 'group (mode 0640: they can read it)'],
+    ['0602', 'others (mode 0602: they can write it)'],
+    ['0666', 'group and others (mode 0666: they can read and write it)'],
+  ])('names a file of mode %s: open to %s', (mode, said) => {
+    const file = path.join(home, 'holdfast.yaml')
+    fs.writeFileSync(file, '{}')
+    fs.chmodSync(file, parseInt(mode, 8))
+    expect(exposedSecrets(home)).toEqual([`${file} is open to ${said}; run: chmod 600 ${file}`])
   })
 })

@@ -1,7 +1,7 @@
 /**
  * store/workspace: a workspace on disk. Covers: nothing exists until ensure(), which creates the
- * bare repository (HEAD → config/default, a starter providers.yaml git reads), the journal folder
- * and the git hook, once however many callers race; a bad workspace name never becomes a path;
+ * bare repository (HEAD → config/default, a starter providers.yaml git reads, the same starter commit
+ * everywhere), the journal folder and the git hook, once however many callers race; a bad workspace name never becomes a path;
  * committedSteps reads the highest committed step; commitStep returns the commit or throws when the
  * branch cannot move; clearStaleLocks touches agent refs only; listWorkspaces lists folders.
  */
@@ -60,6 +60,20 @@ describe('Workspace.ensure', () => {
     await new Workspace(home, 'w').ensure()
     expect(git(gitdir, 'rev-parse', 'config/default').trim()).toBe(tip)
     expect(git(gitdir, 'rev-parse', 'agents/main').trim()).toBe(oids.get('main/1'))
+  })
+
+  // So machines sharing a remote share config history: the team's lineage fast-forwards each one's.
+  it('starts every workspace, in any home, from the same starter commit', async () => {
+    const other = tempDir('holdfast-ws-')
+    try {
+      const a = new Workspace(home, 'w')
+      const b = new Workspace(other, 'elsewhere')
+      await Promise.all([a.ensure(), b.ensure()])
+      const root = git(a.repo.gitdir, 'rev-parse', 'config/default').trim()
+      expect(git(b.repo.gitdir, 'rev-parse', 'config/default').trim()).toBe(root)
+    } finally {
+      fs.rmSync(other, { recursive: true, force: true })
+    }
   })
 
   it('refuses a workspace name that is not one usable path and ref component', () => {
