@@ -137,12 +137,21 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     const addr = await listen(server, host, port)
     const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
     const url = `http://${shownHost}:${addr.port}`
-    await writeServeInfo(opts.home, {
-      url,
-      pid: process.pid,
-      started_at: new Date().toISOString(),
-      home: opts.home,
-    })
+    try {
+      await writeServeInfo(opts.home, {
+        url,
+        pid: process.pid,
+        started_at: new Date().toISOString(),
+        home: opts.home,
+      })
+    } catch (err) {
+      // A full disk does not stop serve: it serves, and says who cannot find it.
+      if (!isTransientFault(err)) throw err
+      opts.log.error(
+        { err: String(err) },
+        `could not write ${homePaths.serveJson(opts.home)} (${faultCode(err)}): serving on ${url}, but the git hooks and other holdfast commands cannot find this serve until it is restarted with room on the disk`,
+      )
+    }
     ctx.remotes.start() // in the background: a remote that is down never delays the start
     let closing: Promise<void> | undefined
     const up = upstream

@@ -124,6 +124,32 @@ describe('a full disk', () => {
   })
 })
 
+describe('a start on a full disk', () => {
+  it('serves: the lock is a link, steps are refused RECORD_WRITE_FAILED while the disk is full, and recorded once it has room', async () => {
+    // A first start made the token and the workspace; the second meets a home with no room at all.
+    server = await serve()
+    expect((await post('start', 's1')).status).toBe(200)
+    await eventually(() => branch('start').length === 1, 30_000)
+    await server.kill('SIGTERM')
+    server = undefined
+    disk('ENOSPC', home)
+    server = await serve()
+    expect(fs.lstatSync(path.join(home, 'serve.lock')).isSymbolicLink()).toBe(true)
+    expect(server.stderr()).toMatch(/could not write .*serve\.json \(ENOSPC\)/)
+    const refused = await post('start', 'refused', 1000)
+    expect([refused.status, refused.headers['x-holdfast-error']]).toEqual([500, 'RECORD_WRITE_FAILED'])
+    expect(receivedBy('refused')).toEqual([])
+    // A second serve on the same home is still refused: the link is a lock like the file.
+    const second = cli(['serve', '--home', home, '--port', '0'], env())
+    expect(second.code).not.toBe(0)
+    expect(second.stderr).toMatch(/already running .*\(pid \d+\)/)
+    disk(undefined)
+    expect((await post('start', 's2')).status).toBe(200)
+    await eventually(() => branch('start').length === 2, 30_000)
+    expect(branch('start')).toEqual(['001', '002'])
+  })
+})
+
 describe('a restart while the repository is read-only', () => {
   it('deletes nothing, numbers new steps after the waiting ones, and holdfast recover commits them all once writable', async () => {
     server = await serve()
