@@ -237,7 +237,9 @@ describe('a damaged journal', () => {
     // holdfast steps shows the gap, and where the bytes went.
     const listed = cli(['steps', 'default', 'flip', '--home', home], env())
     expect(listed.stdout).toMatch(/^002 .* missing\s*$/m)
-    expect(listed.stdout).toMatch(/step 002 is missing: its journal frame was damaged; the bytes are kept in .*-002\.bin/)
+    expect(listed.stdout).toMatch(
+      /step 002 is missing: its journal frame was damaged; the bytes are kept in .*-002\.bin/,
+    )
   })
 })
 
