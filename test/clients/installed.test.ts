@@ -143,7 +143,10 @@ describe('the installed package', () => {
     const docs = [
       'README.md',
       'plugins/README.md',
-      ...fs.readdirSync(path.join(pkg, 'docs')).map((f) => `docs/${f}`),
+      ...fs
+        .readdirSync(path.join(pkg, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
     ]
     expect(docs).toEqual(expect.arrayContaining(['docs/remote.md', 'docs/configuration.md', 'docs/roles.md']))
     const dead: string[] = []

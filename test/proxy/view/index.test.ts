@@ -4,7 +4,7 @@
  */
 import { makeTicket } from '../../../proxy/view/auth'
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'
-import { startProxy, type Proxy } from '../../support/harness'
+import { rawFetch, startProxy, type Proxy } from '../../support/harness'
 import { viewSecretOf } from '../../support/browser'
 import { KEY_ENV, keyedRows, recordDemo } from '../../support/view-demo'
 
@@ -59,7 +59,7 @@ describe('signing in', () => {
       const r = await fetch(`${q.url}/ui/?ticket=${makeTicket('configured-token')}`, { redirect: 'manual' })
       const cookie = (r.headers.get('set-cookie') ?? '').split(';')[0] as string
       expect((await fetch(`${q.url}/ui/`, { headers: { cookie } })).status).toBe(200)
-      const admin = await fetch(`${q.url}/_holdfast/health`, { headers: { cookie } })
+      const admin = await rawFetch(`${q.url}/_holdfast/health`, { headers: { cookie } })
       expect(admin.status).toBe(401)
       expect(
         (await fetch(`${q.url}/ui/?ticket=${makeTicket('not-the-token')}`, { redirect: 'manual' })).status,
