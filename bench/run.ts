@@ -264,9 +264,9 @@ async function measure(k: Case, fake: Proc, bare: Proc, hf: Proc, tag: string): 
  */
 async function roleResolution(): Promise<string[]> {
   const { Workspace } = await import('../proxy/store/workspace')
-  const { ConfigReader } = await import('../proxy/store/config-lineage')
-  const { setRole } = await import('../proxy/store/config-edit')
-  const { readRef } = await import('../proxy/store/git-refs')
+  const { ConfigReader } = await import('../proxy/store/config/lineage')
+  const { setRole } = await import('../proxy/store/config/edit')
+  const { readRef } = await import('../proxy/store/git/refs')
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-bench-roles-'))
   const ws = new Workspace(home, 'bench')
   await ws.ensure()

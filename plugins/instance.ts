@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import Ajv from 'ajv'
-import { describeSchemaError, firstError } from '../proxy/store/schemas'
+import { describeSchemaError, firstError } from '../proxy/store/config/schemas'
 import type { Logger } from 'pino'
 import {
   apiVersion,

@@ -1,7 +1,7 @@
 /**
  * `POST /_holdfast/events/refs`: what the `reference-transaction` hook sends after git moved
  * config refs (`{workspace?, refs: [{ref, old, new}]}`), answered 204. Invariant: an event is a
- * hint and nothing more: the proxy reads config refs itself at every step (store/config-lineage),
+ * hint and nothing more: the proxy reads config refs itself at every step (store/config/lineage),
  * so nothing here caches, invalidates or waits; it is logged at debug.
  */
 import type http from 'node:http'

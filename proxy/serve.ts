@@ -12,7 +12,7 @@ import { isTransientFault, faultCode } from './store/faults'
 import { homePaths } from './store/home'
 import { ensureTokenFile, exposedSecrets, newToken } from './store/token'
 import { listWorkspaces, Workspace } from './store/workspace'
-import { configWarnings } from './store/config-lineage'
+import { configWarnings } from './store/config/lineage'
 import { syncRegistrations } from './tools/registration'
 import { logHookInstall } from '../hooks/install'
 import { isLoopbackBind } from './address'
@@ -141,13 +141,22 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     const addr = await listen(server, host, port)
     const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
     const url = `http://${shownHost}:${addr.port}`
-    await writeServeInfo(opts.home, {
-      url,
-      pid: process.pid,
-      started_at: new Date().toISOString(),
-      home: opts.home,
-      ...(opts.leased ? { leased: true } : {}),
-    })
+    try {
+      await writeServeInfo(opts.home, {
+        url,
+        pid: process.pid,
+        started_at: new Date().toISOString(),
+        home: opts.home,
+        ...(opts.leased ? { leased: true } : {}),
+      })
+    } catch (err) {
+      // A full disk does not stop serve: it serves, and says who cannot find it.
+      if (!isTransientFault(err)) throw err
+      opts.log.error(
+        { err: String(err) },
+        `could not write ${homePaths.serveJson(opts.home)} (${faultCode(err)}): serving on ${url}, but the git hooks and other holdfast commands cannot find this serve until it is restarted with room on the disk`,
+      )
+    }
     ctx.remotes.start() // in the background: a remote that is down never delays the start
     let closing: Promise<void> | undefined
     const up = upstream

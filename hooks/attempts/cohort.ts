@@ -6,9 +6,9 @@
 import { dialectByName } from '../../proxy/dialects'
 import type { StepMeta } from '../../generated/meta'
 import { readCommitInfo } from '../../proxy/store/git'
-import { listRefs } from '../../proxy/store/git-refs'
+import { listRefs } from '../../proxy/store/git/refs'
 import { stepOfSubject } from '../../proxy/record/layout'
-import { resolveNotch } from '../../proxy/store/notch'
+import { resolveNotch } from '../../proxy/store/git/notch'
 import { readStepMeta, readStepResponse } from '../../proxy/record/read'
 import type { Workspace } from '../../proxy/store/workspace'
 

@@ -7,7 +7,7 @@
 import { spawnChild } from '../../proxy/spawn'
 import { dispatchArgv, type DispatchArgs, skillPin } from '../../proxy/core/attempt'
 import type { HoldfastConfig } from '../../proxy/store/config'
-import { resolveNotch } from '../../proxy/store/notch'
+import { resolveNotch } from '../../proxy/store/git/notch'
 import { appendOps, type Origin } from '../../proxy/store/ops-log'
 import { readServeInfo } from '../../proxy/store/serve-lock'
 import { homeToken } from '../../proxy/store/token'

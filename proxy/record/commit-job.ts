@@ -8,7 +8,7 @@
  */
 import type { StepPlace } from './journal-format'
 import { readEach } from './journal-read'
-import { META_FILE, metaBytes, REQUEST_FILE } from './layout'
+import { META_FILE, metaBytes, REQUEST_FILE, RESPONSE_TEXT } from './layout'
 import { answerBytes, type Finished, type FinishJob, finishStep } from './finish'
 import { answeredMeta, type StepMeta } from './meta'
 
@@ -53,13 +53,13 @@ function fallbackFinished(f: FinishJob, err: unknown): Finished {
   return {
     meta: {
       ...meta,
-      response_file: answer ? 'response.txt' : null,
+      response_file: answer ? RESPONSE_TEXT : null,
       error: meta.error ?? {
         code: 'INTERNAL',
         message: `finishing this step failed: ${(err as Error)?.message ?? String(err)}`,
       },
     },
-    response: answer ? { file: 'response.txt', bytes: answer } : null,
+    response: answer ? { file: RESPONSE_TEXT, bytes: answer } : null,
   }
 }
 

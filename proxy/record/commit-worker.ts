@@ -12,10 +12,10 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { IDLE_COLLECT_MS, IdleCollector } from '../idle-collect'
-import { dropPackBytes } from '../store/git-repo'
-import { maintain } from '../store/git-run'
+import { dropPackBytes } from '../store/git/repo'
+import { maintain } from '../store/git/run'
 import { isTransientFault } from '../store/faults'
-import type { StepToCommit } from '../store/step-commits'
+import type { StepToCommit } from './step-commits'
 import { Workspace } from '../store/workspace'
 import { type CommitJob, finishedHalf, recordFiles } from './commit-job'
 import { type Finished, type FinishSummary, summaryOf } from './finish'

@@ -12,7 +12,7 @@ import type { Price } from '../../generated/holdfast'
 import type { StepMeta } from '../../generated/meta'
 import { type Extent, type ResponseHead, type StepPlace } from './journal-format'
 import { readEach, readPlaced } from './journal-read'
-import { type ResponseFile } from './layout'
+import { type ResponseFile, responseFileFor } from './layout'
 import { answeredMeta, type Answered, headerText } from './meta'
 
 /** Where an answer's bytes are: in the journal (as the provider sent them), or here. */
@@ -119,7 +119,7 @@ export function finishStep(job: FinishJob): Finished {
   const type = headerText(headers['content-type']).toLowerCase()
   const encoding = headerText(headers['content-encoding'])
   const sse = type.includes('text/event-stream')
-  const file: ResponseFile = sse ? 'response.sse' : type.includes('json') ? 'response.json' : 'response.txt'
+  const file: ResponseFile = responseFileFor(type)
   let decoded = raw
   let decodeError: string | undefined
   if (raw) {

@@ -207,13 +207,10 @@ export class AgentJournal {
     return this.append(seg, frames)
   }
 
-  /**
-   * Every step up to `n` is committed: remove the files that hold only such steps, the newest
-   * included (the journal holds what is not committed; the next step opens a new file).
-   */
+  /** Every step up to `n` is committed: remove the files that hold only such steps (never the newest). */
   committed(n: number): void {
     this.load()
-    while (this.segments.length > 0 && (this.segments[0] as Segment).last <= n) {
+    while (this.segments.length > 1 && (this.segments[0] as Segment).last <= n) {
       const seg = this.segments.shift() as Segment
       this.files.close(seg.file)
       fs.rmSync(seg.file, { force: true })

@@ -16,10 +16,25 @@ export function metaBytes(meta: StepMeta): Buffer {
   return Buffer.from(JSON.stringify(meta, null, 2) + '\n')
 }
 
-/** Where a step's files are in its agent's tree in git: `steps/<agent>/<NNN>` (as path parts). */
+/** Where a step's files are in its agent's tree in git: `steps/<agent>/<NNN>`. */
 export const STEPS_DIR = 'steps'
+/** The tree of an agent's steps, one entry per step: `steps/<agent>`. */
+export function agentStepsPath(agent: string): string {
+  return `${STEPS_DIR}/${agent}`
+}
 export function stepTreePath(agent: string, n: number): string {
-  return `${STEPS_DIR}/${agent}/${formatStep(n)}`
+  return `${agentStepsPath(agent)}/${formatStep(n)}`
+}
+
+/** The answer's file for its content type: SSE, JSON, else text (a cut-off answer is text too). */
+export const RESPONSE_TEXT: ResponseFile = 'response.txt'
+export function responseFileFor(contentType: string): ResponseFile {
+  const type = contentType.toLowerCase()
+  return type.includes('text/event-stream')
+    ? 'response.sse'
+    : type.includes('json')
+      ? 'response.json'
+      : RESPONSE_TEXT
 }
 
 /** A step commit's message: `step NNN: <model> [<agent>]`. */

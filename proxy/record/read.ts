@@ -9,11 +9,18 @@ import { isObject, type JsonObject } from '../core/json'
 import { formatStep, parseStep } from '../core/naming'
 import type { StepMeta } from '../../generated/meta'
 import { listDir, readFileAt } from '../store/git'
-import { readRef } from '../store/git-refs'
-import { stepTreeDir } from '../store/home'
+import { readRef } from '../store/git/refs'
 import { type JournalStep, readJournal, segmentFiles } from './journal-read'
-import { META_FILE, metaBytes, REQUEST_FILE, RESPONSE_FILES } from './layout'
-import type { Repo } from '../store/git-repo'
+import {
+  META_FILE,
+  metaBytes,
+  REQUEST_FILE,
+  RESPONSE_FILES,
+  responseFileFor,
+  agentStepsPath,
+  stepTreePath,
+} from './layout'
+import type { Repo } from '../store/git/repo'
 import type { Workspace } from '../store/workspace'
 
 export interface StepRef {
@@ -48,13 +55,7 @@ export function journalOf(ws: Workspace, agent: string): Map<number, JournalStep
 export function journalFiles(step: JournalStep): Record<string, Buffer> {
   const files: Record<string, Buffer> = { [REQUEST_FILE]: step.request, [META_FILE]: metaBytes(step.meta) }
   if (step.answer.length > 0) {
-    const type = String(step.head?.headers['content-type'] ?? '')
-    const name = type.includes('event-stream')
-      ? 'response.sse'
-      : type.includes('json')
-        ? 'response.json'
-        : 'response.txt'
-    files[name] = step.answer
+    files[responseFileFor(String(step.head?.headers['content-type'] ?? ''))] = step.answer
   }
   return files
 }
@@ -64,7 +65,7 @@ export async function listSteps(ws: Workspace, agent: string): Promise<StepRef[]
   const byN = new Map<number, StepRef>()
   const tip = await readRef(ws.repo, ws.branch(agent))
   if (tip) {
-    for (const e of (await listDir(ws.repo, tip, `steps/${agent}`)) ?? []) {
+    for (const e of (await listDir(ws.repo, tip, agentStepsPath(agent))) ?? []) {
       const n = parseStep(e.name)
       if (n !== undefined && e.type === 'tree') byN.set(n, { n, committed: true, journal: false })
     }
@@ -85,7 +86,7 @@ export async function readCommittedFile(
 ): Promise<Buffer | undefined> {
   const tip = await readRef(ws.repo, ws.branch(agent))
   if (!tip) return undefined
-  return readFileAt(ws.repo, tip, `${stepTreeDir(agent, n)}/${file}`)
+  return readFileAt(ws.repo, tip, `${stepTreePath(agent, n)}/${file}`)
 }
 
 /** What the committed step holds under `file`: a file, a directory in its place, or nothing. */
@@ -97,7 +98,7 @@ export async function committedKind(
 ): Promise<'blob' | 'tree' | undefined> {
   const tip = await readRef(ws.repo, ws.branch(agent))
   if (!tip) return undefined
-  const entry = ((await listDir(ws.repo, tip, stepTreeDir(agent, n))) ?? []).find((e) => e.name === file)
+  const entry = ((await listDir(ws.repo, tip, stepTreePath(agent, n))) ?? []).find((e) => e.name === file)
   return entry?.type
 }
 
@@ -166,7 +167,7 @@ export async function readNotchStep(
   agent: string,
   n: number,
 ): Promise<NotchStep> {
-  const dir = stepTreeDir(agent, n)
+  const dir = stepTreePath(agent, n)
   const request = await readFileAt(repo, commit, `${dir}/${REQUEST_FILE}`)
   const meta = await readFileAt(repo, commit, `${dir}/${META_FILE}`)
   if (!request || !meta)

@@ -15,7 +15,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { checkName, formatStep } from '../core/naming'
 import type { HoldfastConfig } from '../store/config'
-import type { StepToCommit } from '../store/step-commits'
+import type { StepToCommit } from './step-commits'
 import type { Workspace } from '../store/workspace'
 import type { Logger } from '../log'
 import { type CommitJob, recordFiles } from './commit-job'
@@ -30,7 +30,8 @@ import {
   type MovedPack,
   type MovedRef,
   type Rewound,
-} from '../store/git-check'
+} from '../store/git/check'
+import { RESPONSE_TEXT, META_FILE } from './layout'
 import {
   keepDamage,
   type KeptDamage,
@@ -100,7 +101,7 @@ export function finishUnfinished(step: JournalStep, priceTable: HoldfastConfig['
     ended_at: new Date().toISOString(),
     status: null,
     outcome: step.sent ? 'interrupted' : 'not_sent',
-    response_file: cutOff ? 'response.txt' : null,
+    response_file: cutOff ? RESPONSE_TEXT : null,
     usage: null,
     cost: null,
     stop_reason: null,
@@ -117,7 +118,7 @@ export function finishUnfinished(step: JournalStep, priceTable: HoldfastConfig['
             'holdfast stopped after recording this step and before sending it; the provider never saw it',
         },
   }
-  return { meta: done, response: cutOff ? { file: 'response.txt', bytes: { bytes: answer } } : null }
+  return { meta: done, response: cutOff ? { file: RESPONSE_TEXT, bytes: { bytes: answer } } : null }
 }
 
 /** A step whose answer the journal holds damaged: its request and meta, no answer, and where the bytes went. */
@@ -145,7 +146,7 @@ function damagedStep(step: JournalStep, d: Damage): Finished {
 function asJournaled(step: JournalStep, why: string): Finished {
   return {
     meta: { ...step.meta, error: { code: 'INTERNAL', message: why } } as StepMeta,
-    response: step.answer.length > 0 ? { file: 'response.txt', bytes: { bytes: step.answer } } : null,
+    response: step.answer.length > 0 ? { file: RESPONSE_TEXT, bytes: { bytes: step.answer } } : null,
   }
 }
 
@@ -374,7 +375,7 @@ export async function recoverQuarantine(ws: Workspace): Promise<{ brought: Broug
 /** The model a quarantined entry's meta names, if it can be read. */
 function modelOf(files: Record<string, Buffer>): string | null {
   try {
-    const meta = JSON.parse(files['meta.json']?.toString('utf8') ?? '{}') as { route?: { model?: unknown } }
+    const meta = JSON.parse(files[META_FILE]?.toString('utf8') ?? '{}') as { route?: { model?: unknown } }
     return typeof meta.route?.model === 'string' ? meta.route.model : null
   } catch {
     return null

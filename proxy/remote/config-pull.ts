@@ -10,7 +10,7 @@
 import { installHooks } from '../../hooks/install'
 import { isRefComponent } from '../core/naming'
 import { configRef } from '../store/home'
-import { listRefs, readRef } from '../store/git-refs'
+import { listRefs, readRef } from '../store/git/refs'
 import type { Workspace } from '../store/workspace'
 import { failure, runGitIn } from './git'
 import { REMOTE, shownUrl, TRACKING_CONFIG_PREFIX } from './refs'

@@ -10,7 +10,7 @@
  */
 import type { Logger } from '../log'
 import { formatStep } from '../core/naming'
-import { listRefs } from '../store/git-refs'
+import { listRefs } from '../store/git/refs'
 import type { Workspace } from '../store/workspace'
 import { failure, RemoteUrl, runGitIn } from './git'
 import {

@@ -8,7 +8,7 @@
 import { dispatchOf } from '../../hooks/attempts/cohort'
 import { formatStep } from '../core/naming'
 import { readCommitInfo } from '../store/git'
-import { readRef } from '../store/git-refs'
+import { readRef } from '../store/git/refs'
 import { stepOfSubject } from '../record/layout'
 import type { Workspace } from '../store/workspace'
 import { readPushState } from '../remote/state'

@@ -5,7 +5,7 @@
  * a refusal naming why, never an empty list.
  */
 import type { HoldfastConfig } from '../store/config'
-import { ConfigReader } from '../store/config-lineage'
+import { ConfigReader } from '../store/config/lineage'
 import { resolveRevision } from '../store/git'
 import type { Workspace } from '../store/workspace'
 import { pullRefusals, readPullReport } from '../remote/state'

@@ -6,9 +6,10 @@
  */
 import { formatStep } from '../core/naming'
 import { readStepFile } from '../record/read'
-import { readRef } from '../store/git-refs'
+import { readRef } from '../store/git/refs'
 import type { Workspace } from '../store/workspace'
 import { catBlobs, lsFiles } from './blobs'
+import { agentStepsPath } from '../record/layout'
 
 export interface StepFiles {
   file(n: number, name: string): Promise<Buffer | undefined>
@@ -25,7 +26,7 @@ export function windowedFiles(ws: Workspace, agent: string, window = 64): StepFi
   let held: { from: number; to: number; blobs: Map<string, Buffer> } | undefined
   const list = (): Promise<Map<string, string> | undefined> =>
     (listing ??= readRef(ws.repo, ws.branch(agent)).then((tip) =>
-      tip ? lsFiles(ws.repo.gitdir, tip, `steps/${agent}`).catch(() => undefined) : undefined,
+      tip ? lsFiles(ws.repo.gitdir, tip, agentStepsPath(agent)).catch(() => undefined) : undefined,
     ))
   return {
     async file(n, name) {

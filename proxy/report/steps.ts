@@ -7,13 +7,12 @@
  */
 import type { StepMeta } from '../../generated/meta'
 import { formatStep } from '../core/naming'
-import { META_FILE } from '../record/layout'
+import { META_FILE, agentStepsPath, stepTreePath } from '../record/layout'
 import { whyMissing } from '../record/quarantine'
 import { listSteps, readStepMeta, type StepRef } from '../record/read'
 import { listDir, readFileAt } from '../store/git'
-import { getTree } from '../store/git-read'
-import { readRef } from '../store/git-refs'
-import { stepTreeDir } from '../store/home'
+import { getTree } from '../store/git/read'
+import { readRef } from '../store/git/refs'
 import { readServeInfo } from '../store/serve-lock'
 import type { Workspace } from '../store/workspace'
 import { BATCH_MIN, catBlobs, keepMeta, keepMetaOid, keptMeta, keptMetaOid, lsFiles } from './blobs'
@@ -74,13 +73,13 @@ export async function stepRecords(ws: Workspace, agent: string): Promise<StepRec
   const metaOid = new Map<number, string>()
   if (tip) {
     const dirs = new Map<string, string>()
-    for (const e of (await listDir(ws.repo, tip, `steps/${agent}`)) ?? []) dirs.set(e.name, e.oid)
+    for (const e of (await listDir(ws.repo, tip, agentStepsPath(agent))) ?? []) dirs.set(e.name, e.oid)
     const committed = refs.filter((r) => r.committed && dirs.has(formatStep(r.n)))
     const unknown = committed.filter((r) => !keptMetaOid(dirs.get(formatStep(r.n)) as string)).length
     // Many step trees not seen yet: one ls-tree lists them all; else their trees answer.
     const listed =
       unknown >= BATCH_MIN
-        ? await lsFiles(ws.repo.gitdir, tip, `steps/${agent}`).catch(() => undefined)
+        ? await lsFiles(ws.repo.gitdir, tip, agentStepsPath(agent)).catch(() => undefined)
         : undefined
     for (const ref of committed) {
       const name = formatStep(ref.n)
@@ -105,7 +104,7 @@ export async function stepRecords(ws: Workspace, agent: string): Promise<StepRec
     if (!meta && oid) {
       const bytes =
         batch?.get(oid) ??
-        (tip ? await readFileAt(ws.repo, tip, `${stepTreeDir(agent, ref.n)}/${META_FILE}`) : undefined)
+        (tip ? await readFileAt(ws.repo, tip, `${stepTreePath(agent, ref.n)}/${META_FILE}`) : undefined)
       if (bytes) keepMeta(oid, (meta = parseMeta(bytes, agent, ref.n)))
     }
     meta ??= await readStepMeta(ws, agent, ref.n)

@@ -5,7 +5,7 @@
  */
 import os from 'node:os'
 import path from 'node:path'
-import { assertName, formatStep } from '../core/naming'
+import { assertName } from '../core/naming'
 
 export function resolveHome(flag?: string): string {
   const chosen = flag ?? process.env.HOLDFAST_HOME ?? path.join(os.homedir(), '.holdfast')
@@ -27,11 +27,6 @@ export const homePaths = {
     path.join(homePaths.journal(home, ws), assertName('agent', agent)),
   /** Journal entries recovery could not commit, moved aside: `<home>/quarantine/<ws>/<agent>/<NNN>/`. */
   quarantine: (home: string) => path.join(home, 'quarantine'),
-}
-
-/** The path of a step's files inside the agent's tree in git: `steps/<agent>/<NNN>`. */
-export function stepTreeDir(agent: string, n: number): string {
-  return `steps/${agent}/${formatStep(n)}`
 }
 
 export const agentRef = (agent: string): string => `refs/heads/agents/${agent}`

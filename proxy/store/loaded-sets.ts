@@ -16,7 +16,7 @@ import { decodeLoadedSet, encodeLoadedSet, unionLoaded } from '../core/loaded-se
 import type { Decoded, LoadedEntry } from '../core/loaded-set'
 import { isComponent } from '../core/naming'
 import { writeFileAtomic } from './atomic'
-import { fileStamp } from './stamp'
+import { fileStamp } from './config/stamp'
 
 /** The loaded set's file, or undefined when workspace or agent is not one path component. */
 export function loadedSetPath(home: string, workspace: string, agent: string): string | undefined {
@@ -35,7 +35,7 @@ export interface LoadedSetChange {
 export const loadedSetChanges = new EventEmitter<{ changed: [LoadedSetChange] }>()
 
 interface Cached {
-  /** The file's stamp when it was read (store/stamp). */
+  /** The file's stamp when it was read (store/config/stamp). */
   stamp: string
   /** Deep-frozen; handed out as a fresh array of the same frozen entries. */
   entries: readonly LoadedEntry[]

@@ -4,7 +4,9 @@
  * hooks to find it. Invariant: a lock whose holder is gone is taken over — its pid dead, or alive
  * but another process (the pid was reused: it started at another time, or, for a lock that
  * recorded no start, its command line is not a serve's); a live holder refuses, naming its pid.
- * Where a process's start cannot be read, a live pid counts as the holder.
+ * Where a process's start cannot be read, a live pid counts as the holder. On a full disk (no
+ * block for the pid file) the lock is a symbolic link whose target holds the same two fields: a
+ * short link lives in the inode, so serve still starts there.
  */
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -79,18 +81,32 @@ export interface Holder {
   start: string | undefined
 }
 
+/** A symbolic link's target that names a holder (the lock taken on a full disk). */
+const LINK_PREFIX = 'holdfast-serve:'
+
 /** The holder a lock file names; undefined when the file is gone. */
 function holderOf(file: string): Holder | undefined {
   let text: string
   try {
     text = fs.readFileSync(file, 'utf8')
   } catch (err) {
-    if (code(err) === 'ENOENT') return undefined
-    throw err
+    if (code(err) !== 'ENOENT') throw err
+    // A lock taken on a full disk is a link to no file: its target names the holder.
+    try {
+      const target = fs.readlinkSync(file)
+      if (!target.startsWith(LINK_PREFIX)) return { pid: 0, start: undefined }
+      text = target.slice(LINK_PREFIX.length).split(':').join('\n')
+    } catch (err2) {
+      if (code(err2) === 'ENOENT' || code(err2) === 'EINVAL') return undefined
+      throw err2
+    }
   }
   const [pid, start] = text.split('\n')
   return { pid: Number(pid?.trim()) || 0, start: start?.trim() || undefined }
 }
+
+/** A disk with no room for a block (a symbolic link's short target still fits in the inode). */
+const noRoom = (err: unknown): boolean => code(err) === 'ENOSPC' || code(err) === 'EDQUOT'
 
 /**
  * Whether the process a lock names is alive and is that holder: a live pid whose start differs
@@ -113,6 +129,8 @@ function createWith(mine: string, file: string): void {
     fs.linkSync(mine, file)
   } catch (err) {
     if (code(err) === 'EEXIST') throw err
+    // The lock as a link (full disk): a new link with the same target is as atomic as the hard link.
+    if (fs.lstatSync(mine).isSymbolicLink()) return fs.symlinkSync(fs.readlinkSync(mine), file)
     // A file system without hard links: create, then write (a reader may see it empty briefly).
     fs.writeFileSync(file, fs.readFileSync(mine), { flag: 'wx', mode: 0o600 })
   }
@@ -125,7 +143,15 @@ export function takeHomeLock(home: string): () => void {
   // The lock appears with its pid already in it (hard link of a written file): a reader never
   // sees an empty lock and mistakes a starting holder for a dead one.
   const mine = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(mine, `${process.pid}\n${processStart(process.pid) ?? ''}\n`, { mode: 0o600 })
+  const start = processStart(process.pid) ?? ''
+  try {
+    fs.writeFileSync(mine, `${process.pid}\n${start}\n`, { mode: 0o600 })
+  } catch (err) {
+    fs.rmSync(mine, { force: true })
+    if (!noRoom(err)) throw err
+    // No room for the pid file: the lock is a link whose target holds the pid and the start.
+    fs.symlinkSync(`${LINK_PREFIX}${process.pid}:${start}`, mine)
+  }
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {

@@ -8,13 +8,14 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import { assertName, parseStep } from '../core/naming'
 import { type HookInstall, installHooks } from '../../hooks/install'
-import { openRepo, type Repo } from './git-repo'
-import { clearStaleLocks, readRef } from './git-refs'
+import { openRepo, type Repo } from './git/repo'
+import { clearStaleLocks, readRef } from './git/refs'
 import { initRepo, listDir } from './git'
-import { type Committed, commitSteps, type StepToCommit } from './step-commits'
+import { type Committed, commitSteps, type StepToCommit } from '../record/step-commits'
 import { agentRef, DEFAULT_LINEAGE, homePaths } from './home'
 import { fsyncDir, fsyncTree } from './atomic'
 import path from 'node:path'
+import { agentStepsPath } from '../record/layout'
 
 export const STARTER_PROVIDERS_YAML = `# Roles for this workspace: a request whose model (or x-holdfast-role header) names a role
 # is routed to that role's provider row (declared in holdfast.yaml) with that role's model.
@@ -95,7 +96,7 @@ export class Workspace {
   async committedSteps(agent: string): Promise<number> {
     const tip = await readRef(this.repo, agentRef(agent))
     if (!tip) return 0
-    const entries = await listDir(this.repo, tip, `steps/${agent}`)
+    const entries = await listDir(this.repo, tip, agentStepsPath(agent))
     let max = 0
     for (const e of entries ?? []) max = Math.max(max, parseStep(e.name) ?? 0)
     return max

@@ -11,7 +11,7 @@ import { dequal } from 'dequal'
 import { decodeAdvertisedTool, type AdvertisedTool } from '../core/loaded-set'
 import { isObject } from '../core/json'
 import { writeFileAtomic } from '../store/atomic'
-import { fileStamp } from '../store/stamp'
+import { fileStamp } from '../store/config/stamp'
 import { clientDir } from './registration'
 
 /** An advertised element that cannot be loaded, and why. */

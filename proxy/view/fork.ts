@@ -11,12 +11,12 @@ import { type AttemptEvent, fireCohort } from '../../hooks/attempts/fire'
 import { formatStep } from '../core/naming'
 import { type RolesReport, rolesAt } from '../report/roles'
 import { readCommitInfo } from '../store/git'
-import { readRef } from '../store/git-refs'
+import { readRef } from '../store/git/refs'
 import { agentRef } from '../store/home'
-import { stepCommit } from '../store/notch'
+import { stepCommit } from '../store/git/notch'
 import { stepOfSubject } from '../record/layout'
 import type { HoldfastConfig } from '../store/config'
-import type { ConfigReader } from '../store/config-lineage'
+import type { ConfigReader } from '../store/config/lineage'
 import type { Workspace } from '../store/workspace'
 import { type Html, markup } from './html'
 
@@ -45,7 +45,7 @@ const stepCommits = new Map<string, { tip: string; commits: Map<number, string> 
 
 /**
  * The commit of step `n` on the agent's branch. The first question walks the branch from its tip
- * once (as store/notch's stepCommit does); later ones walk only what was committed since.
+ * once (as store/git/notch's stepCommit does); later ones walk only what was committed since.
  */
 export async function notchCommit(ws: Workspace, agent: string, n: number): Promise<string | undefined> {
   const tip = await readRef(ws.repo, agentRef(agent))

@@ -4,6 +4,7 @@
  * `undefined` (answered NOT_FOUND); a name that is not a name is refused (BAD_NAME) before any read.
  */
 import { assertName, parseStep } from '../core/naming'
+import { META_FILE, REQUEST_FILE, RESPONSE_FILES } from '../record/layout'
 
 export type Route =
   | { page: 'root' }
@@ -17,7 +18,7 @@ export type Route =
   | { page: 'fork'; ws: string; agent: string; n: number }
   | { page: 'cohort'; ws: string; agent: string; n: number; live: boolean }
 
-const RAW_FILES = new Set(['request.json', 'meta.json', 'response.json', 'response.sse', 'response.txt'])
+const RAW_FILES = new Set<string>([REQUEST_FILE, META_FILE, ...RESPONSE_FILES])
 
 function decode(segment: string): string {
   try {

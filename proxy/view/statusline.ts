@@ -7,15 +7,15 @@
  */
 import type { ServerContext } from '../context'
 import { formatStep } from '../core/naming'
-import { META_FILE } from '../record/layout'
+import { META_FILE, stepTreePath } from '../record/layout'
 import { listSteps, readStepMeta } from '../record/read'
 import { splitOf } from '../report/agents'
 import { agentsOf } from '../report/lookup'
 import { cacheReadShare, stepRow, type StepRow, totals } from '../report/steps'
 import type { StepMeta } from '../../generated/meta'
 import { readFileAt } from '../store/git'
-import { readRef } from '../store/git-refs'
-import { agentRef, stepTreeDir } from '../store/home'
+import { readRef } from '../store/git/refs'
+import { agentRef } from '../store/home'
 import type { Workspace } from '../store/workspace'
 
 export interface StatusLine {
@@ -50,7 +50,7 @@ async function rowsOf(ws: Workspace, agent: string): Promise<StepRow[]> {
     let meta: StepMeta | undefined
     const bytes =
       ref.committed && tip
-        ? await readFileAt(ws.repo, tip, `${stepTreeDir(agent, ref.n)}/${META_FILE}`)
+        ? await readFileAt(ws.repo, tip, `${stepTreePath(agent, ref.n)}/${META_FILE}`)
         : undefined
     if (bytes) meta = JSON.parse(bytes.toString('utf8')) as StepMeta
     else meta = await readStepMeta(ws, agent, ref.n).catch(() => undefined)

@@ -8,7 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { openRepo } from '../../proxy/store/git'
-import { casRef } from '../../proxy/store/git-refs'
+import { casRef } from '../../proxy/store/git/refs'
 import { git } from '../support/harness'
 import { cleanup, homeWithWorkspace } from '../hooks/helpers'
 import { runCli } from './inprocess.support'

@@ -11,7 +11,7 @@ import { agentsOf, existingAgent, existingWorkspace, workspacesSentence } from '
 import { CliError } from '../../cli/output'
 import type { StepMeta } from '../../generated/meta'
 import { Journal } from '../../proxy/record/journal'
-import { casRef, readRef } from '../../proxy/store/git-refs'
+import { casRef, readRef } from '../../proxy/store/git/refs'
 import { Workspace } from '../../proxy/store/workspace'
 
 let home: string

@@ -6,7 +6,7 @@
  * conversation in Responses items, routed by a role on an openai row.
  */
 import { NOT_RUN } from '../../proxy/core/continuation'
-import { setRole } from '../../proxy/store/config-edit'
+import { setRole } from '../../proxy/store/config/edit'
 import { openRepo } from '../../proxy/store/git'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import { git, startProxy, type Proxy } from '../support/harness'

@@ -143,7 +143,6 @@ describe('the installed package', () => {
     const docs = [
       'README.md',
       'plugins/README.md',
-      // (docs/view/ holds the view's screenshots, which the links below must reach.)
       ...fs
         .readdirSync(path.join(pkg, 'docs'))
         .filter((f) => f.endsWith('.md'))

@@ -5,7 +5,7 @@
  * config/default for Fork from here. Invariant: every step goes through `holdfast serve`'s HTTP
  * endpoint as a client sends it; nothing is written around the proxy.
  */
-import { setRole } from '../../proxy/store/config-edit'
+import { setRole } from '../../proxy/store/config/edit'
 import { openRepo } from '../../proxy/store/git'
 import type { Proxy } from './harness'
 

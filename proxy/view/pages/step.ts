@@ -11,7 +11,7 @@ import { isObject, type Json, type JsonObject } from '../../core/json'
 import { formatStep } from '../../core/naming'
 import { dialectByName } from '../../dialects'
 import type { Dialect, Rebuilt } from '../../dialects/types'
-import { META_FILE, REQUEST_FILE, RESPONSE_FILES } from '../../record/layout'
+import { META_FILE, REQUEST_FILE, RESPONSE_FILES, stepTreePath } from '../../record/layout'
 import { listSteps, type StepRef } from '../../record/read'
 import { NotFound } from '../../report/lookup'
 import { directFiles, type StepFiles } from '../../report/step-files'
@@ -234,17 +234,17 @@ function transcriptHtml(d: StepData, links: Links): Html {
 
 function metaHtml(d: StepData, links: Links): Html {
   const m = d.meta
-  const rawLinks = [`request.json`, d.responseFile, 'meta.json']
+  const rawLinks = [REQUEST_FILE, d.responseFile, META_FILE]
     .filter((f): f is string => typeof f === 'string')
     .map((f) => ({ f, href: links.raw(d.ws, d.agent, d.n, f) }))
-  const gitPath = `agents/${d.agent}:steps/${d.agent}/${formatStep(d.n)}/request.json`
+  const gitPath = `agents/${d.agent}:${stepTreePath(d.agent, d.n)}/${REQUEST_FILE}`
   return markup`<p>
       ${rawLinks.map((l) => (l.href ? markup`<a href="${l.href}">${l.f}</a> · ` : ''))}
       <code>git -C &lt;home&gt;/workspaces/${d.ws}/repo.git show ${gitPath}</code
       >${d.committed ? '' : markup` <span class="muted">(pending: not committed yet)</span>`}
     </p>
     <details>
-      <summary>meta.json</summary>
+      <summary>${META_FILE}</summary>
       <pre>${JSON.stringify(m, null, 2)}</pre>
     </details>`
 }

@@ -4,7 +4,7 @@
  * agent `main` with three recorded steps in workspace `att`, and roles declared on config/default.
  * Invariant: `close()` stops the proxy and the fake and removes the home.
  */
-import { setRole } from '../../../proxy/store/config-edit'
+import { setRole } from '../../../proxy/store/config/edit'
 import { openRepo } from '../../../proxy/store/git'
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'
 import { startProxy, type Proxy } from '../../support/harness'

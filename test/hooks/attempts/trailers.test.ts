@@ -5,7 +5,7 @@
  */
 import { cohortOf } from '../../../hooks/attempts/cohort'
 import { parseAttemptMessage } from '../../../hooks/attempts/trailers'
-import { setRole } from '../../../proxy/store/config-edit'
+import { setRole } from '../../../proxy/store/config/edit'
 import { openRepo } from '../../../proxy/store/git'
 import { readOps } from '../../../proxy/store/ops-log'
 import { Workspace } from '../../../proxy/store/workspace'

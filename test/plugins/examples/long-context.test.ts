@@ -9,7 +9,7 @@ import path from 'node:path'
 import type { PluginDefinition } from '../../../plugins/api'
 import { exchange } from '../../../plugins/exchange'
 import { runPlugin } from '../../../plugins/instance'
-import { setRole } from '../../../proxy/store/config-edit'
+import { setRole } from '../../../proxy/store/config/edit'
 import { Workspace } from '../../../proxy/store/workspace'
 import { startFakeUpstream } from '../../support/fake-upstream'
 import {

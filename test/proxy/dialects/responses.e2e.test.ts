@@ -7,7 +7,7 @@
  * recorded as for any dialect; input_tokens gets compose and the hold, unrecorded; other
  * /v1/responses paths pass through unrecorded.
  */
-import { setRole } from '../../../proxy/store/config-edit'
+import { setRole } from '../../../proxy/store/config/edit'
 import { openRepo } from '../../../proxy/store/git'
 import { writeLoadedSet } from '../../../proxy/store/loaded-sets'
 import { git, gitBytes, startProxy, type Proxy } from '../../support/harness'

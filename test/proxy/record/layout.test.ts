@@ -4,6 +4,8 @@
  */
 import type { StepMeta } from '../../../generated/meta'
 import {
+  agentStepsPath,
+  responseFileFor,
   META_FILE,
   metaBytes,
   REQUEST_FILE,
@@ -47,5 +49,24 @@ describe('where a step is in git', () => {
     expect(stepSubject('main', 7, 'claude-x')).toBe('step 007: claude-x [main]\n')
     expect(stepSubject('a.b', 1000, null)).toBe('step 1000: unknown model [a.b]\n')
     expect(stepOfSubject(stepSubject('a.b', 1000, null))).toEqual({ agent: 'a.b', n: 1000 })
+  })
+})
+
+describe("an agent's steps in git", () => {
+  it('sit under steps/<agent>, three digits and more, never a step 0', () => {
+    expect(agentStepsPath('main')).toBe('steps/main')
+    expect(stepTreePath('main', 42)).toBe('steps/main/042')
+    expect(stepTreePath('main', 1000)).toBe('steps/main/1000')
+    expect(() => stepTreePath('main', 0)).toThrow(RangeError)
+  })
+})
+
+describe("the answer's file", () => {
+  it('is response.sse for an event stream, response.json for JSON, response.txt for anything else', () => {
+    expect(responseFileFor('text/event-stream; charset=utf-8')).toBe('response.sse')
+    expect(responseFileFor('Application/JSON')).toBe('response.json')
+    expect(responseFileFor('application/problem+json')).toBe('response.json')
+    expect(responseFileFor('text/plain')).toBe('response.txt')
+    expect(responseFileFor('')).toBe('response.txt')
   })
 })

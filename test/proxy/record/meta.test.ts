@@ -15,7 +15,7 @@ import {
   type SendFacts,
   sendMeta,
 } from '../../../proxy/record/meta'
-import { schemaValidator } from '../../../proxy/store/schemas'
+import { schemaValidator } from '../../../proxy/store/config/schemas'
 
 const HOLD: HoldVerdict = { applied: true, reason: 'applied', held: ['fs_read'] }
 

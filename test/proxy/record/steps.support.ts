@@ -7,7 +7,8 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import type { StepMeta } from '../../../generated/meta'
 import { formatStep } from '../../../proxy/core/naming'
-import { agentRef, stepTreeDir } from '../../../proxy/store/home'
+import { agentRef } from '../../../proxy/store/home'
+import { stepTreePath } from '../../../proxy/record/layout'
 import { Workspace } from '../../../proxy/store/workspace'
 
 export const MODEL = 'claude-sonnet-4-5'
@@ -83,7 +84,7 @@ export function commitDirectoryInPlace(ws: Workspace, agent: string, n: number, 
   const blob = gitIn(gitdir, ['hash-object', '-w', '--stdin'], '{"not":"here"}')
   gitIn(
     gitdir,
-    ['update-index', '--add', '--cacheinfo', `100644,${blob},${stepTreeDir(agent, n)}/${file}/inner`],
+    ['update-index', '--add', '--cacheinfo', `100644,${blob},${stepTreePath(agent, n)}/${file}/inner`],
     undefined,
     env,
   )

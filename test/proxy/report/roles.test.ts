@@ -2,7 +2,7 @@
 import fs from 'node:fs'
 import { NotFound } from '../../../proxy/report/lookup'
 import { rolesAt } from '../../../proxy/report/roles'
-import { setRole } from '../../../proxy/store/config-edit'
+import { setRole } from '../../../proxy/store/config/edit'
 import { Workspace } from '../../../proxy/store/workspace'
 import { tempHome } from '../../support/harness'
 

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { setRole } from '../../../proxy/store/config-edit'
+import { setRole } from '../../../proxy/store/config/edit'
 import { openRepo } from '../../../proxy/store/git'
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'
 import { git, startProxy, type Proxy } from '../../support/harness'

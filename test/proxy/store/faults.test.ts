@@ -3,7 +3,7 @@
  * descriptor limit, a ref another writer holds or moved may pass (wait and try again); a missing
  * file, a bad path or a plain bug do not. A cause chain is followed.
  */
-import { RefConflict, RefLocked } from '../../../proxy/store/git-refs'
+import { RefConflict, RefLocked } from '../../../proxy/store/git/refs'
 import { faultCode, isTransientFault } from '../../../proxy/store/faults'
 
 const errno = (code: string): Error => Object.assign(new Error(`${code}: x`), { code })

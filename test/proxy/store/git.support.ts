@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { initRepo } from '../../../proxy/store/git'
-import { openRepo, type Repo } from '../../../proxy/store/git-repo'
+import { openRepo, type Repo } from '../../../proxy/store/git/repo'
 
 function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}

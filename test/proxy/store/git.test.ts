@@ -24,7 +24,7 @@ import {
   runGit,
   type Repo,
 } from '../../../proxy/store/git'
-import { Lru } from '../../../proxy/store/git-repo'
+import { Lru } from '../../../proxy/store/git/repo'
 
 const PROVIDERS = 'roles: {}\n'
 

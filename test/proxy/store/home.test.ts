@@ -6,14 +6,7 @@
 import os from 'node:os'
 import path from 'node:path'
 import { HoldfastError } from '../../../proxy/core/errors'
-import {
-  agentRef,
-  configRef,
-  DEFAULT_LINEAGE,
-  homePaths,
-  resolveHome,
-  stepTreeDir,
-} from '../../../proxy/store/home'
+import { agentRef, configRef, DEFAULT_LINEAGE, homePaths, resolveHome } from '../../../proxy/store/home'
 
 describe('resolveHome', () => {
   const saved = process.env.HOLDFAST_HOME
@@ -73,13 +66,6 @@ describe('homePaths', () => {
 })
 
 describe('git names', () => {
-  it('puts a step under steps/<agent>/<NNN>, three digits at least', () => {
-    expect(stepTreeDir('main', 1)).toBe('steps/main/001')
-    expect(stepTreeDir('main', 42)).toBe('steps/main/042')
-    expect(stepTreeDir('main', 1000)).toBe('steps/main/1000')
-    expect(() => stepTreeDir('main', 0)).toThrow(RangeError)
-  })
-
   it('names agent branches agents/<agent> and lineages config/<name>, default "default"', () => {
     expect(agentRef('main')).toBe('refs/heads/agents/main')
     expect(configRef('x')).toBe('refs/heads/config/x')

@@ -113,3 +113,35 @@ it('does not take over a lock another serve took over first', () => {
   expect(fs.readFileSync(lock, 'utf8')).toBe(lockOf(other))
   expect(fs.readdirSync(home)).toEqual(['serve.lock'])
 })
+
+describe('a lock taken on a full disk (a link whose target names the holder)', () => {
+  const linkOf = (pid: number, start = processStart(pid)): void =>
+    fs.symlinkSync(`holdfast-serve:${pid}:${start ?? ''}`, lock)
+
+  it('refuses while its live holder runs, naming that pid', () => {
+    linkOf(process.ppid)
+    expect(() => takeHomeLock(home)).toThrow(new HomeLocked(home, process.ppid))
+    expect(fs.lstatSync(lock).isSymbolicLink()).toBe(true)
+  })
+
+  it('is taken over when its holder is dead', () => {
+    linkOf(dead as number, 'gone')
+    const release = takeHomeLock(home)
+    expect(firstLine()).toBe(String(process.pid))
+    release()
+    expect(fs.existsSync(lock)).toBe(false)
+  })
+
+  it('is what a start makes when the disk has no block for the pid file, and is released like a file', () => {
+    const real = fs.writeFileSync
+    jest.spyOn(fs, 'writeFileSync').mockImplementation((file, ...rest) => {
+      if (String(file).startsWith(lock))
+        throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })
+      return real(file, ...rest)
+    })
+    const release = takeHomeLock(home)
+    expect(fs.readlinkSync(lock)).toBe(`holdfast-serve:${process.pid}:${processStart(process.pid) ?? ''}`)
+    release()
+    expect(fs.lstatSync(lock, { throwIfNoEntry: false })).toBeUndefined()
+  })
+})

@@ -7,8 +7,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { parseProviders } from '../../../proxy/store/providers'
-import { RefLocked } from '../../../proxy/store/git-refs'
+import { parseProviders } from '../../../proxy/store/config/providers'
+import { RefLocked } from '../../../proxy/store/git/refs'
 import { listWorkspaces, STARTER_PROVIDERS_YAML, Workspace } from '../../../proxy/store/workspace'
 import { git, tempDir } from './git.support'
 

@@ -4,7 +4,7 @@
  * and the Fork form refused without its anti-forgery value, from another origin or naming no role,
  * firing nothing.
  */
-import { listRefs, readRef } from '../../../proxy/store/git-refs'
+import { listRefs, readRef } from '../../../proxy/store/git/refs'
 import { openRepo } from '../../../proxy/store/git'
 import { formValue } from '../../../proxy/view/auth'
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'

@@ -59,7 +59,6 @@ describe('signing in', () => {
       const r = await fetch(`${q.url}/ui/?ticket=${makeTicket('configured-token')}`, { redirect: 'manual' })
       const cookie = (r.headers.get('set-cookie') ?? '').split(';')[0] as string
       expect((await fetch(`${q.url}/ui/`, { headers: { cookie } })).status).toBe(200)
-      // rawFetch: the harness's fetch would add the home's token to an admin path.
       const admin = await rawFetch(`${q.url}/_holdfast/health`, { headers: { cookie } })
       expect(admin.status).toBe(401)
       expect(

@@ -8,12 +8,12 @@
 import { promises as fsp } from 'node:fs'
 import * as path from 'node:path'
 import * as git from 'isomorphic-git'
-import { commitTree, getTree, splitPath, type Author } from './git-read'
-import { commitBody, gitObject, type GitObject, treeBody, writePack } from './git-pack'
-import { openRepo, writeRepoFile, type Repo, type TreeEntry } from './git-repo'
-import { assertRefName, casRef, readHeadTarget, readRef, RefConflict } from './git-refs'
+import { commitTree, getTree, splitPath, type Author } from './read'
+import { commitBody, gitObject, type GitObject, treeBody, writePack } from './pack'
+import { openRepo, writeRepoFile, type Repo, type TreeEntry } from './repo'
+import { assertRefName, casRef, readHeadTarget, readRef, RefConflict } from './refs'
 
-export { openRepo, type Repo } from './git-repo'
+export { openRepo, type Repo } from './repo'
 export {
   casRef,
   clearStaleLocks,
@@ -23,7 +23,7 @@ export {
   RefConflict,
   RefLocked,
   type CasOptions,
-} from './git-refs'
+} from './refs'
 export {
   isAncestor,
   listDir,
@@ -34,8 +34,8 @@ export {
   type Author,
   type CommitInfo,
   type DirEntry,
-} from './git-read'
-export { runGit, maintain } from './git-run'
+} from './read'
+export { runGit, maintain } from './run'
 
 export type FileContent = Buffer | Uint8Array | string
 

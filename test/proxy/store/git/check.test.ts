@@ -1,5 +1,5 @@
 /**
- * store/git-check: what a start checks before anything reads a repository. A whole pack passes;
+ * store/git/check: what a start checks before anything reads a repository. A whole pack passes;
  * an index or pack cut short, emptied, or whose ends do not match is moved aside whole (index and
  * pack together), and git then reads the repository again; an `agents/*` tip that cannot be read
  * is moved back along its reflog to the newest commit that can, naming the steps it lost; with no
@@ -7,11 +7,11 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { checkPacks, checkTips, packProblem } from '../../../proxy/store/git-check'
-import { readRef } from '../../../proxy/store/git-refs'
-import { resetPackCache } from '../../../proxy/store/git-repo'
-import { commitSteps, type StepToCommit } from '../../../proxy/store/step-commits'
-import { configRepo, git, packFiles } from './git.support'
+import { checkPacks, checkTips, packProblem } from '../../../../proxy/store/git/check'
+import { readRef } from '../../../../proxy/store/git/refs'
+import { resetPackCache } from '../../../../proxy/store/git/repo'
+import { commitSteps, type StepToCommit } from '../../../../proxy/record/step-commits'
+import { configRepo, git, packFiles } from '../git.support'
 
 let dir: string
 let gitdir: string

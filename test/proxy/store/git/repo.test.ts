@@ -1,5 +1,5 @@
 /**
- * store/git-repo: the handle on one bare repository. Covers: the LRU forgets the least recently
+ * store/git/repo: the handle on one bare repository. Covers: the LRU forgets the least recently
  * used key (a read refreshes), a handle is cached per resolved path and opening touches no disk,
  * resetPackCache replaces only that handle's cache, writeRepoFile puts a file whole (temp + rename,
  * nothing left on failure), and isomorphic-git writing through the handle's fs makes loose objects
@@ -8,9 +8,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import * as isogit from 'isomorphic-git'
-import { initRepo } from '../../../proxy/store/git'
-import { dropPackBytes, Lru, openRepo, resetPackCache, writeRepoFile } from '../../../proxy/store/git-repo'
-import { git, tempDir, tempLeftovers } from './git.support'
+import { initRepo } from '../../../../proxy/store/git'
+import { dropPackBytes, Lru, openRepo, resetPackCache, writeRepoFile } from '../../../../proxy/store/git/repo'
+import { git, tempDir, tempLeftovers } from '../git.support'
 
 let dir: string
 beforeEach(() => {

@@ -5,9 +5,9 @@
  * Data: the bare repository of a Repo handle; absent paths and refs read as undefined.
  */
 import * as git from 'isomorphic-git'
-import { isRefComponent } from '../core/naming'
-import type { Repo, TreeEntry } from './git-repo'
-import { readRef } from './git-refs'
+import { isRefComponent } from '../../core/naming'
+import type { Repo, TreeEntry } from './repo'
+import { readRef } from './refs'
 
 export interface Author {
   name: string

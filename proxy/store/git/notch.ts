@@ -3,12 +3,12 @@
  * `<agent>@<NNN>` (the commit of that step), or `config/<name>` (a clean start). Invariant: a fork
  * is carried as the resolved commit id (refs move); only a clean start keeps `config/<name>`.
  */
-import { formatStep } from '../core/naming'
-import { stepOfSubject } from '../record/layout'
-import { readCommitInfo, resolveRevision } from './git'
-import type { Repo } from './git-repo'
-import { readRef } from './git-refs'
-import { agentRef, configRef } from './home'
+import { formatStep } from '../../core/naming'
+import { stepOfSubject } from '../../record/layout'
+import { readCommitInfo, resolveRevision } from '.'
+import type { Repo } from './repo'
+import { readRef } from './refs'
+import { agentRef, configRef } from '../home'
 
 export type Notch =
   | { kind: 'clean'; ref: string; lineage: string; commit: string }

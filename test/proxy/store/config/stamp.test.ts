@@ -1,12 +1,12 @@
 /**
- * store/stamp: a file's identity for "has it changed since I read it". Covers: absent files read as
+ * store/config/stamp: a file's identity for "has it changed since I read it". Covers: absent files read as
  * undefined, an untouched file keeps its stamp, and a rewrite of the same size (even at once), a
  * replacement by rename, and a size change each give a new stamp.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileStamp } from '../../../proxy/store/stamp'
-import { tempDir } from './git.support'
+import { fileStamp } from '../../../../proxy/store/config/stamp'
+import { tempDir } from '../git.support'
 
 let dir: string
 let file: string

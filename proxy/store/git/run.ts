@@ -4,8 +4,8 @@
  * TZ…), so no GIT_DIR, GIT_INDEX_FILE etc. from a hook redirects it, and simple-git's guard (it
  * refuses EDITOR, PAGER, PREFIX, GIT_* in an explicit env) has nothing to refuse.
  */
-import { gitEnv } from '../spawn'
-import { resetPackCache } from './git-repo'
+import { gitEnv } from '../../spawn'
+import { resetPackCache } from './repo'
 
 /** Run `git <args>` in the bare repository `gitdir` (its cwd); resolves with stdout. */
 export async function runGit(gitdir: string, args: string[]): Promise<string> {

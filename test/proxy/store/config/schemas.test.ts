@@ -1,12 +1,17 @@
 /**
- * store/schemas: the JSON Schemas of `schemas/`, compiled once with one ajv. Covers: a validator
+ * store/config/schemas: the JSON Schemas of `schemas/`, compiled once with one ajv. Covers: a validator
  * is compiled once and reused, defaults are filled in, the error told first is an unknown key
  * before what it made missing, and each kind of error reads as one sentence naming where it is.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import type { ErrorObject } from 'ajv'
-import { describeSchemaError, firstError, SCHEMAS_DIR, schemaValidator } from '../../../proxy/store/schemas'
+import {
+  describeSchemaError,
+  firstError,
+  SCHEMAS_DIR,
+  schemaValidator,
+} from '../../../../proxy/store/config/schemas'
 
 /** The errors ajv reports for `doc` against `schemas/<name>.schema.json`. */
 function errorsOf(name: string, doc: unknown): ErrorObject[] {

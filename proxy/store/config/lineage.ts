@@ -7,11 +7,11 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { followConfig, foldGoverning, type Followed } from '../core/lineage'
-import type { ProviderRow } from './config'
-import { isAncestor, mergeBase, readFileAt } from './git'
-import type { Repo } from './git-repo'
-import { listRefs, parsePackedRefs } from './git-refs'
+import { followConfig, foldGoverning, type Followed } from '../../core/lineage'
+import type { ProviderRow } from '.'
+import { isAncestor, mergeBase, readFileAt } from '../git'
+import type { Repo } from '../git/repo'
+import { listRefs, parsePackedRefs } from '../git/refs'
 import { fileStamp } from './stamp'
 import { parseProviders, PROVIDERS_FILE, type Parsed, type ProvidersConfig } from './providers'
 

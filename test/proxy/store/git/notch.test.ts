@@ -1,16 +1,16 @@
 /**
- * store/notch: what `--from` names. Covers: a step commit's message gives its step (and nothing
+ * store/git/notch: what `--from` names. Covers: a step commit's message gives its step (and nothing
  * else does), stepCommit walks first parents and stops once past the step, and resolveNotch takes
  * `config/<name>` (a clean start, kept by name), `<agent>@<NNN>` (that step's commit), and any
  * revision git would take (a fork carried as its commit id), refusing each unknown one by name.
  */
 import fs from 'node:fs'
-import { commitFiles } from '../../../proxy/store/git'
-import type { Repo } from '../../../proxy/store/git-repo'
-import { casRef } from '../../../proxy/store/git-refs'
-import { resolveNotch, stepCommit } from '../../../proxy/store/notch'
-import { commitSteps } from '../../../proxy/store/step-commits'
-import { git, configRepo } from './git.support'
+import { commitFiles } from '../../../../proxy/store/git'
+import type { Repo } from '../../../../proxy/store/git/repo'
+import { casRef } from '../../../../proxy/store/git/refs'
+import { resolveNotch, stepCommit } from '../../../../proxy/store/git/notch'
+import { commitSteps } from '../../../../proxy/record/step-commits'
+import { git, configRepo } from '../git.support'
 
 let dir: string
 let gitdir: string

@@ -1,5 +1,5 @@
-/** providers.yaml validation (store/providers): errors name the file, the role and the key. */
-import { parseProviders, renderProviders } from '../../../proxy/store/providers'
+/** providers.yaml validation (store/config/providers): errors name the file, the role and the key. */
+import { parseProviders, renderProviders } from '../../../../proxy/store/config/providers'
 
 const rows = { anthropic: { dialect: 'anthropic' as const, base_url: 'https://api.anthropic.com' } }
 const bad = (text: string): string => {

@@ -4,12 +4,12 @@
  * holdfast.yaml's rows), commit it on the lineage's tip and move the ref by compare-and-swap.
  * Invariant: an edit that would not validate writes nothing; the ref never moves backwards.
  */
-import { checkName } from '../core/naming'
-import type { ProviderRow } from './config'
-import { commitFiles, readFileAt } from './git'
-import type { Repo } from './git-repo'
-import { casRef, readRef } from './git-refs'
-import { configRef } from './home'
+import { checkName } from '../../core/naming'
+import type { ProviderRow } from '.'
+import { commitFiles, readFileAt } from '../git'
+import type { Repo } from '../git/repo'
+import { casRef, readRef } from '../git/refs'
+import { configRef } from '../home'
 import { parseProviders, PROVIDERS_FILE, type ProvidersConfig, renderProviders, type Role } from './providers'
 
 export class ConfigEditError extends Error {

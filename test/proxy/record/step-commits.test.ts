@@ -1,5 +1,5 @@
 /**
- * Step commits as the server makes them (store/step-commits): steps written as one pack, each its
+ * Step commits as the server makes them (record/step-commits): steps written as one pack, each its
  * own commit, refs moved by compare-and-swap; what the branch inherits keeps its modes; the
  * agent's own tree keeps git's order as it grows past step 999, and a batch's agent trees after
  * the first are deltas that git and holdfast's reader resolve; a batch edits its own copy of the
@@ -8,10 +8,10 @@
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { listDir } from '../../../proxy/store/git-read'
-import { casRef, readRef } from '../../../proxy/store/git-refs'
-import { Lru, type TreeEntry } from '../../../proxy/store/git-repo'
-import { commitSteps } from '../../../proxy/store/step-commits'
+import { listDir } from '../../../proxy/store/git/read'
+import { casRef, readRef } from '../../../proxy/store/git/refs'
+import { Lru, type TreeEntry } from '../../../proxy/store/git/repo'
+import { commitSteps } from '../../../proxy/record/step-commits'
 import { Workspace } from '../../../proxy/store/workspace'
 import { tempHome } from '../../support/harness'
 

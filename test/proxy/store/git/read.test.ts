@@ -1,23 +1,23 @@
 /**
- * store/git-read: reading files, directories, commits and revisions. Covers (beyond
+ * store/git/read: reading files, directories, commits and revisions. Covers (beyond
  * test/proxy/store/git.test.ts): tree paths refused before any read, directories listed by name
  * (not git's tree order), annotated tags peeled to their commit, a branch name winning over an
  * oid prefix, an ambiguous prefix refused, and the pack-cache retry: a failed read is retried
  * once with a fresh cache, a missing object is an answer and is not.
  */
 import fs from 'node:fs'
-import { commitFiles } from '../../../proxy/store/git'
-import { gitObject, writePack } from '../../../proxy/store/git-pack'
-import { Lru, type Repo } from '../../../proxy/store/git-repo'
-import { casRef } from '../../../proxy/store/git-refs'
+import { commitFiles } from '../../../../proxy/store/git'
+import { gitObject, writePack } from '../../../../proxy/store/git/pack'
+import { Lru, type Repo } from '../../../../proxy/store/git/repo'
+import { casRef } from '../../../../proxy/store/git/refs'
 import {
   listDir,
   readCommitInfo,
   readFileAt,
   resolveRevision,
   splitPath,
-} from '../../../proxy/store/git-read'
-import { git, configRepo } from './git.support'
+} from '../../../../proxy/store/git/read'
+import { git, configRepo } from '../git.support'
 
 let dir: string
 let gitdir: string

@@ -10,8 +10,8 @@
  * writes it whole). An empty batch writes nothing.
  */
 import { formatStep } from '../core/naming'
-import { stepSubject, stepOfSubject } from '../record/layout'
-import { commitTree, getTree, readCommitInfo } from './git-read'
+import { stepSubject, stepOfSubject, STEPS_DIR, agentStepsPath, REQUEST_FILE } from './layout'
+import { commitTree, getTree, readCommitInfo } from '../store/git/read'
 import {
   commitBody,
   type Edit,
@@ -21,10 +21,10 @@ import {
   type Signature,
   treeBody,
   writePack,
-} from './git-pack'
-import { Lru, type Repo, type TreeEntry } from './git-repo'
-import { casRef, readRef, RefConflict } from './git-refs'
-import { agentRef, configRef, DEFAULT_LINEAGE } from './home'
+} from '../store/git/pack'
+import { Lru, type Repo, type TreeEntry } from '../store/git/repo'
+import { casRef, readRef, RefConflict } from '../store/git/refs'
+import { agentRef, configRef, DEFAULT_LINEAGE } from '../store/home'
 
 export interface StepToCommit {
   agent: string
@@ -151,10 +151,10 @@ async function buildAgent(
 ): Promise<string[]> {
   // Entries inherited from the parent keep their modes (an executable, a symlink stays one).
   let root: TreeEntry[] = parent ? [...(await getTree(repo, await commitTree(repo, parent)))] : []
-  let stepsDir = await subtree(repo, root, 'steps')
+  let stepsDir = await subtree(repo, root, STEPS_DIR)
   const existing = stepsDir.find((e) => e.path === agent)
   if (existing && existing.type !== 'tree')
-    throw new Error(`git path "steps/${agent}" is a file where holdfast expects a directory`)
+    throw new Error(`git path "${agentStepsPath(agent)}" is a file where holdfast expects a directory`)
   const agentDir = (await agentTree(repo, existing?.oid)).copy()
   const commits: string[] = []
   const put = (o: GitObject, entries?: TreeEntry[]): string => {
@@ -166,7 +166,7 @@ async function buildAgent(
   // (one entry added), so a long agent's commit does not write its whole steps directory again.
   let previousDir: GitObject | undefined
   for (const s of steps) {
-    if (!s.files['request.json']) throw new Error(`step ${formatStep(s.n)} of ${agent} has no request.json`)
+    if (!s.files[REQUEST_FILE]) throw new Error(`step ${formatStep(s.n)} of ${agent} has no ${REQUEST_FILE}`)
     const files: TreeEntry[] = Object.entries(s.files).map(([name, bytes]) => ({
       mode: '100644',
       path: name,
@@ -182,7 +182,7 @@ async function buildAgent(
     put(agentObj)
     stepsDir = withTree(stepsDir, agent, agentObj.oid)
     const stepsTree = put(gitObject('tree', treeBody(stepsDir)), stepsDir)
-    root = withTree(root, 'steps', stepsTree)
+    root = withTree(root, STEPS_DIR, stepsTree)
     const rootTree = put(gitObject('tree', treeBody(root)), root)
     const who: Signature = { ...AUTHOR, timestamp: Math.floor(Date.now() / 1000) }
     const commit = put(

@@ -1,5 +1,5 @@
 /**
- * store/git-refs: refs read and moved as git does it. Covers (beyond test/proxy/store/git.test.ts):
+ * store/git/refs: refs read and moved as git does it. Covers (beyond test/proxy/store/git.test.ts):
  * `packed-refs` parsing (comments, peeled lines, junk), HEAD symbolic and detached, a loose ref that
  * is not an oid, prefix listing (partial names, locks and junk skipped, bad prefixes refused), a
  * compare-and-swap on a ref that lives only in `packed-refs`, one that waits out a released lock,
@@ -7,8 +7,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { commitFiles } from '../../../proxy/store/git'
-import type { Repo } from '../../../proxy/store/git-repo'
+import { commitFiles } from '../../../../proxy/store/git'
+import type { Repo } from '../../../../proxy/store/git/repo'
 import {
   assertRefName,
   appendReflog,
@@ -21,8 +21,8 @@ import {
   readReflog,
   readRef,
   RefConflict,
-} from '../../../proxy/store/git-refs'
-import { git, configRepo } from './git.support'
+} from '../../../../proxy/store/git/refs'
+import { git, configRepo } from '../git.support'
 
 let dir: string
 let gitdir: string

@@ -1,5 +1,5 @@
 /**
- * store/git-pack: objects hashed as git hashes them and written as one packfile + v2 index per batch.
+ * store/git/pack: objects hashed as git hashes them and written as one packfile + v2 index per batch.
  * Covers: object ids equal `git hash-object`, tree bodies sort and write modes as `git mktree`,
  * commit bodies are what git would store, and a pack (small stored objects, deflated large ones,
  * every size boundary of the entry header, duplicates) is read by `git cat-file`, verified by
@@ -20,11 +20,11 @@ import {
   treeBody,
   type TreeItem,
   writePack,
-} from '../../../proxy/store/git-pack'
-import { rng } from '../../support/fuzz'
-import { getTree } from '../../../proxy/store/git-read'
-import { Lru, openRepo, type TreeEntry } from '../../../proxy/store/git-repo'
-import { git, gitBytes, packFiles, tempDir, tempLeftovers } from './git.support'
+} from '../../../../proxy/store/git/pack'
+import { rng } from '../../../support/fuzz'
+import { getTree } from '../../../../proxy/store/git/read'
+import { Lru, openRepo, type TreeEntry } from '../../../../proxy/store/git/repo'
+import { git, gitBytes, packFiles, tempDir, tempLeftovers } from '../git.support'
 
 let dir: string
 let gitdir: string

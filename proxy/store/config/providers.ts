@@ -6,9 +6,9 @@
  */
 import YAML from 'yaml'
 import type { ErrorObject } from 'ajv'
-import type { ProvidersConfig, Role } from '../../generated/providers'
-import { checkName } from '../core/naming'
-import type { ProviderRow } from './config'
+import type { ProvidersConfig, Role } from '../../../generated/providers'
+import { checkName } from '../../core/naming'
+import type { ProviderRow } from '.'
 import { firstError, schemaValidator } from './schemas'
 
 export type { ProvidersConfig, Role }

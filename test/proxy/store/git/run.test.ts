@@ -1,5 +1,5 @@
 /**
- * store/git-run: the one place holdfast runs git. Covers (beyond test/proxy/store/git.test.ts):
+ * store/git/run: the one place holdfast runs git. Covers (beyond test/proxy/store/git.test.ts):
  * git's failure reaches the caller with git's own message, git runs with the allowlisted
  * environment (GIT_OBJECT_DIRECTORY cannot redirect it, PAGER/EDITOR do not trip simple-git's
  * guard), maintain merges the many small packs step commits leave without losing an object, and
@@ -7,10 +7,10 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { commitFiles, initRepo } from '../../../proxy/store/git'
-import { openRepo } from '../../../proxy/store/git-repo'
-import { maintain, runGit } from '../../../proxy/store/git-run'
-import { git, packFiles, tempDir } from './git.support'
+import { commitFiles, initRepo } from '../../../../proxy/store/git'
+import { openRepo } from '../../../../proxy/store/git/repo'
+import { maintain, runGit } from '../../../../proxy/store/git/run'
+import { git, packFiles, tempDir } from '../git.support'
 
 let dir: string
 let gitdir: string

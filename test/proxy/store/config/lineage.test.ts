@@ -1,13 +1,13 @@
 /**
- * Governing and followed config on real repositories (store/config-lineage): config/* heads and
+ * Governing and followed config on real repositories (store/config/lineage): config/* heads and
  * agent branches built with the git module, roles read at the followed commit.
  */
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { ConfigReader } from '../../../proxy/store/config-lineage'
-import { commitFiles, initRepo, openRepo, type Repo } from '../../../proxy/store/git'
-import { casRef, readRef } from '../../../proxy/store/git-refs'
+import { ConfigReader } from '../../../../proxy/store/config/lineage'
+import { commitFiles, initRepo, openRepo, type Repo } from '../../../../proxy/store/git'
+import { casRef, readRef } from '../../../../proxy/store/git/refs'
 
 let dir: string
 let repo: Repo

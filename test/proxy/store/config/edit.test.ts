@@ -1,5 +1,5 @@
 /**
- * store/config-edit: editing a config lineage without a worktree. Covers: a role added or set is
+ * store/config/edit: editing a config lineage without a worktree. Covers: a role added or set is
  * committed on the lineage's tip (message says which) and the ref moves by compare-and-swap; an edit
  * that would not validate (an undeclared provider row, a bad role name, an unknown role to remove,
  * a missing or malformed lineage) writes no object and moves no ref; a stale tip is refused and the
@@ -7,18 +7,18 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import type { ProviderRow } from '../../../proxy/store/config'
+import type { ProviderRow } from '../../../../proxy/store/config'
 import {
   ConfigEditError,
   readLineage,
   removeRole,
   setRole,
   writeLineage,
-} from '../../../proxy/store/config-edit'
-import { commitFiles } from '../../../proxy/store/git'
-import type { Repo } from '../../../proxy/store/git-repo'
-import { casRef, readRef, RefConflict } from '../../../proxy/store/git-refs'
-import { git, packFiles, configRepo } from './git.support'
+} from '../../../../proxy/store/config/edit'
+import { commitFiles } from '../../../../proxy/store/git'
+import type { Repo } from '../../../../proxy/store/git/repo'
+import { casRef, readRef, RefConflict } from '../../../../proxy/store/git/refs'
+import { git, packFiles, configRepo } from '../git.support'
 
 const REF = 'refs/heads/config/default'
 const rows: Record<string, ProviderRow> = {

@@ -9,9 +9,9 @@
  */
 import fs, { promises as fsp } from 'node:fs'
 import * as path from 'node:path'
-import { isRefComponent } from '../core/naming'
-import type { Repo } from './git-repo'
-import { fsyncDir } from './atomic'
+import { isRefComponent } from '../../core/naming'
+import type { Repo } from './repo'
+import { fsyncDir } from '../atomic'
 
 const OID = /^[0-9a-f]{40}$/
 

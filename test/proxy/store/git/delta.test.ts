@@ -1,5 +1,5 @@
 /**
- * store/git-delta: a delta remakes its target exactly from its base, whatever the edit (seeded
+ * store/git/delta: a delta remakes its target exactly from its base, whatever the edit (seeded
  * random inserts, deletes, replaces and moves, 300 rounds); for a conversation that grows the way
  * Claude Code's does (messages added before the system and tools, the breakpoint moved) a delta is
  * about the size of what was added; an unrelated target is one insert and not worth storing as a
@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { applyDelta, commonRun, deltaOf, spliceDelta, worthIt } from '../../../proxy/store/git-delta'
+import { applyDelta, commonRun, deltaOf, spliceDelta, worthIt } from '../../../../proxy/store/git/delta'
 
 /** A small seeded generator (mulberry32): the same rounds every run. */
 function random(seed: number): () => number {
@@ -45,6 +45,7 @@ describe('deltaOf', () => {
   it('is about the size of what a Claude Code step added: messages before system and tools, the breakpoint moved', () => {
     const fixture = path.join(
       __dirname,
+      '..',
       '..',
       '..',
       'fixtures',

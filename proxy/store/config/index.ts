@@ -6,9 +6,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import YAML from 'yaml'
-import type { HoldfastConfig, ProviderRow } from '../../generated/holdfast'
-import { checkName } from '../core/naming'
-import { homePaths } from './home'
+import type { HoldfastConfig, ProviderRow } from '../../../generated/holdfast'
+import { checkName } from '../../core/naming'
+import { homePaths } from '../home'
 import { describeSchemaError, firstError, schemaValidator } from './schemas'
 
 export type { HoldfastConfig, ProviderRow }

@@ -11,11 +11,11 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { stepOfSubject } from '../record/layout'
-import { formatStep } from '../core/naming'
+import { stepOfSubject } from '../../record/layout'
+import { formatStep } from '../../core/naming'
 import git from 'isomorphic-git'
-import { resetPackCache, type Repo } from './git-repo'
-import { appendReflog, casRef, deleteRef, listRefs, readReflog } from './git-refs'
+import { resetPackCache, type Repo } from './repo'
+import { appendReflog, casRef, deleteRef, listRefs, readReflog } from './refs'
 
 /** A pack (or index) moved aside, and why. */
 export interface MovedPack {

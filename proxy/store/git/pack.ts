@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { fsyncDir, writeFileAtomicSync } from './atomic'
+import { fsyncDir, writeFileAtomicSync } from '../atomic'
 
 export type ObjectType = 'blob' | 'tree' | 'commit'
 /**
