@@ -19,6 +19,8 @@ export interface Proc {
   child: ChildProcess
   url: string
   pid: number
+  /** holdfast's token (`<home>/token`, made at its first start): its admin surface requires it. */
+  token?: string
 }
 
 const started: ChildProcess[] = []
@@ -79,7 +81,16 @@ export function startHoldfast(
   return start([...nodeArgs, dist, 'serve', '--home', home, '--port', '0'], {
     HOLDFAST_LOG_LEVEL: 'warn',
     ...env,
+  }).then((p) => ({ ...p, token: fs.readFileSync(path.join(home, 'token'), 'utf8').trim() }))
+}
+
+/** holdfast's `GET /_holdfast/health`, with its token. */
+export async function health<T>(hf: Proc): Promise<T> {
+  const res = await fetch(`${hf.url}/_holdfast/health`, {
+    headers: hf.token ? { 'x-holdfast-token': hf.token } : {},
   })
+  if (!res.ok) throw new Error(`health answered ${res.status}: ${await res.text()}`)
+  return (await res.json()) as T
 }
 
 /** A process's resident memory now (VmRSS) or at its peak (VmHWM), MB. */
