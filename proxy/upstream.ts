@@ -122,8 +122,7 @@ export class Upstream {
 
   /**
    * Made at the first request, and undici loaded with it: a holdfast that has sent nothing does
-   * not carry it (RSS idle after start 80 → 71 MB; `node -e "require('undici')"` alone is 58 MB
-   * of RSS against node's 39).
+   * not carry it (what that saves and costs: docs/architecture.md#performance-devices).
    */
   private get agent(): Agent {
     if (this.pool) return this.pool

@@ -193,7 +193,7 @@ const STORE_BELOW = 512
  * An object's zlib stream (RFC 1950). Small objects are stored: a header, one uncompressed block
  * and the Adler-32, made here without setting up a compressor. Others go through zlib with a
  * window and hash sized to the object (a stream declares its window and any inflater reads it), so
- * a 2 KB meta does not pay for 256 KB of deflate state: blobs and commits deflated at level 1,
+ * a small meta does not pay for zlib's full-size state: blobs and commits deflated at level 1,
  * trees at level 0 (stored blocks): a tree is mostly 20-byte object ids, which do not compress, so
  * deflating one costs time for nothing.
  * https://www.rfc-editor.org/rfc/rfc1950 https://www.rfc-editor.org/rfc/rfc1951#section-3.2.4
