@@ -3,7 +3,7 @@
  * forwarder (the floor any forwarding proxy pays on this machine), side by side in one run. Prints
  * markdown: added latency (p50/p99), SSE time to first byte, throughput, CPU per request (all
  * threads and reaped children, commits included), the ratios the performance targets are stated
- * in, step cost at step 1 vs step 500, commit lag under load, and RSS idle, after a full run and
+ * in, step cost at step 1 vs step 500, the long conversation (bench/long.ts), commit lag under load, and RSS idle, after a full run and
  * after a second one (at once, and after 10 s idle). Every case runs once unmeasured first (warm-up),
  * then in four rounds in which direct, bare and holdfast take turns. Nothing here is asserted: the numbers go to docs/benchmarks.md with the
  * command that made them. `-- --quick` runs a quarter of the requests; `HOLDFAST_BENCH_ROOT=<dir>`
@@ -14,6 +14,7 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { longConversation } from './long'
 import { type Proc, cpuMs, filler, health, pct, rssMb, startBare, startFake, startHoldfast } from './procs'
 
 const QUICK = process.argv.includes('--quick')
@@ -438,6 +439,9 @@ async function main(): Promise<void> {
           0,
         ),
     ) / 1e6
+  // The long conversation (issue 33): its own workspaces in the same serve, after the cases.
+  const long = await longConversation(fake, bare, hf, home, QUICK ? 40 : 150, QUICK ? 2 : 8)
+  process.stderr.write('done: long conversation\n')
   await stop(hf)
   await stop(bare)
   await stop(fake)
@@ -492,6 +496,8 @@ async function main(): Promise<void> {
     '| case | c | added p50 ms (holdfast / with fsync) | added p99 ms | added time to first byte ms |',
     '|---|---|---|---|---|',
     ...fsyncRows,
+    '',
+    ...long,
     '',
     ...roles,
   ]
