@@ -4,8 +4,8 @@
  * or asks the Dialect itself. Invariant: one stateless `Dialect` value per wire format; a path
  * that no dialect records is passed through to the row family its headers name.
  */
-import { anthropic, anthropicRows } from './anthropic'
-import { openai, openaiRows } from './openai'
+import { anthropic } from './anthropic'
+import { openai } from './openai'
 import { responses } from './responses'
 import type { Dialect, DialectName, RowFamily } from './types'
 
@@ -15,7 +15,8 @@ export type { Dialect, DialectName, Facets, RowFamily } from './types'
 /** Every dialect, in the order their endpoints are matched. */
 export const DIALECTS: readonly Dialect[] = [anthropic, openai, responses]
 
-const ROW_FAMILIES: readonly RowFamily[] = [anthropicRows, openaiRows]
+/** The row families the dialects are sent to, once each. */
+const ROW_FAMILIES: readonly RowFamily[] = [...new Set(DIALECTS.map((d) => d.rows))]
 
 export function dialectByName(name: DialectName): Dialect
 export function dialectByName(name: string): Dialect | undefined

@@ -7,9 +7,10 @@
  * module outside `dialects/` compares a dialect's name.
  */
 import type { Json, JsonObject } from '../core/json'
-import type { Usage } from '../../generated/meta'
+import type { StepMeta, Usage } from '../../generated/meta'
 
-export type DialectName = 'anthropic' | 'openai' | 'responses'
+/** A dialect's name: the names meta.json may record (schemas/meta.schema.json `dialect`). */
+export type DialectName = StepMeta['dialect']
 
 /** The parts of a request that key the provider's prompt cache, in cache order. */
 export interface Facets {
