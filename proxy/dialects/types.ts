@@ -1,8 +1,9 @@
 /**
  * What the proxy knows about a wire format (a dialect), all of it behind this one interface: its
- * endpoint, the request fields it reads and their types, the parts that key the provider's cache,
- * its tool format, its answer (usage, stop reason, the assistant turn), an attempt's first request,
- * its error envelope, and the provider rows it is sent to (upstream path, auth header).
+ * endpoint and the provider paths it passes through, the request fields it reads and their types,
+ * the parts that key the provider's cache, its tool format, its answer (usage, stop reason, the
+ * assistant turn), an attempt's first request, its error envelope, and the provider rows it is
+ * sent to (upstream path, auth header).
  * Invariant: everything here is pure and works on already-parsed or already-decoded values; no
  * module outside `dialects/` compares a dialect's name.
  */
@@ -80,12 +81,28 @@ export interface RowFamily {
   readonly priceProvider: string
 }
 
+/**
+ * The provider paths a dialect answers on besides its endpoints, passed through unrecorded to its
+ * rows. Paths several dialects declare are shared: a dialect whose `claims` match takes the
+ * request, else the one that claims nothing.
+ */
+export interface PassThroughPaths {
+  /** Prefixes ending in `/` (`/v1/`): every path under one is a provider path. */
+  readonly under: readonly string[]
+  /** Exact paths a client probes for connectivity (`/api/hello`): passed through on HEAD only. */
+  readonly probes: readonly string[]
+  /** What makes a shared path this dialect's: a request header it carries, or a path prefix. */
+  readonly claims?: { readonly headers: readonly string[]; readonly prefixes: readonly string[] }
+}
+
 export interface Dialect {
   readonly name: DialectName
   /** The recorded endpoint (`/v1/messages`). */
   readonly endpoint: string
   /** An unrecorded endpoint that gets compose and the hold (anthropic `count_tokens`), if any. */
   readonly countTokensEndpoint?: string
+  /** The other provider paths it passes through (none: only its endpoints are its paths). */
+  readonly passThrough?: PassThroughPaths
   /** The provider rows this dialect is sent to; the row named after the family is its default. */
   readonly rows: RowFamily
   /** Headers holdfast adds when it makes a request of this dialect itself (dispatch). */
