@@ -8,6 +8,7 @@
  * module outside `dialects/` compares a dialect's name.
  */
 import type { Json, JsonObject } from '../core/json'
+import type { ProviderRow } from '../../generated/holdfast'
 import type { StepMeta, Usage } from '../../generated/meta'
 
 /** A dialect's name: the names meta.json may record (schemas/meta.schema.json `dialect`). */
@@ -72,7 +73,8 @@ export interface FirstRequestInput {
 
 /** The provider rows of one API family (`dialect:` of a row in holdfast.yaml). */
 export interface RowFamily {
-  readonly name: 'anthropic' | 'openai'
+  /** What a provider row's `dialect:` may say (schemas/holdfast.schema.json). */
+  readonly name: ProviderRow['dialect']
   /** The provider URL for an incoming `/v1/...` path, query kept (openai base URLs carry `/v1`). */
   upstreamUrl(baseUrl: string, incoming: string): URL
   /** The auth header a row's own key is sent in. */
