@@ -4,6 +4,7 @@
  * Workspace and one AgentState per name, created on first use.
  */
 import { channel } from 'node:diagnostics_channel'
+import { setMaxListeners } from 'node:events'
 import { packageVersion } from './package-root'
 import { CACHE_TTL_MS, LONG_CACHE_TTL_MS } from './core/hold'
 import type { HoldfastConfig } from './store/config'
@@ -91,6 +92,9 @@ export class ServerContext {
     this.agentIdleMs = config.limits?.agent_idle_ms ?? AGENT_IDLE_MS
     this.sweeper = setInterval(() => this.forgetIdleAgents(), Math.min(this.agentIdleMs, 60_000))
     this.sweeper.unref()
+    // Every step and body in flight listens for shutdown (and stops listening when it ends): a busy
+    // serve has more than Node's default of 10 at once, which is not a leak.
+    setMaxListeners(0, this.shutdown.signal)
   }
 
   /**

@@ -163,7 +163,7 @@ export class Records {
   forget(agent: AgentState): void {
     this.placed.delete(agent.key)
     this.previousRecords.forget(agent.key)
-    this.journal.forget(agent.journalDir)
+    this.journal.forget(agent.journalDir, agent.committed)
   }
 
   close(): void {

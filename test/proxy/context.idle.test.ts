@@ -2,8 +2,11 @@
  * proxy/context, idle agents: an agent with nothing being numbered and no commit waiting, idle for
  * `limits.agent_idle_ms`, is forgotten by the running serve (its state is all on disk); its next
  * step numbers on from disk and is held against its previous record as before; an agent whose
- * commit still waits is never forgotten.
+ * commit still waits is never forgotten. An active agent keeps its newest journal file (what a
+ * power cut takes off the branch is there); a forgotten one keeps none once all is committed.
  */
+import fs from 'node:fs'
+import path from 'node:path'
 import { git, startProxy, type Proxy } from '../support/harness'
 import { postAnthropic } from '../support/raw-http'
 
@@ -22,8 +25,13 @@ describe('an idle agent', () => {
       expect((await postAnthropic(p.url, '/w/default/a/idle/v1/messages', hello(t))).status).toBe(200)
     await p.settled()
     const ctx = p.server.ctx
+    const journal = path.join(p.home, 'workspaces', 'default', 'journal', 'idle')
+    const logs = (): string[] =>
+      (fs.existsSync(journal) ? fs.readdirSync(journal) : []).filter((f) => f.endsWith('.log'))
+    expect(logs()).toHaveLength(1) // active: the newest file stays
     expect(ctx.forgetIdleAgents(Date.now())).toBe(0) // not idle long enough yet
     expect(ctx.forgetIdleAgents(Date.now() + 1000)).toBeGreaterThanOrEqual(1)
+    expect(logs()).toEqual([]) // idle, everything committed: no file left
     expect([...ctx.agents.keys()]).not.toContain('default\0idle')
     expect((await postAnthropic(p.url, '/w/default/a/idle/v1/messages', hello('three'))).status).toBe(200)
     await p.settled()

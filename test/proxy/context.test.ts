@@ -5,6 +5,7 @@
  * MCP endpoint made only when first asked for, reading the config as it is now; and the requests
  * in flight, which `drain` waits for (those tracked while it waits too), then every queued commit.
  */
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { ServerContext } from '../../proxy/context'
@@ -14,7 +15,7 @@ import type { CommitJob } from '../../proxy/record'
 import type { HoldfastConfig } from '../../proxy/store/config'
 import type { Committer } from '../../proxy/record/committer'
 import { Upstream } from '../../proxy/upstream'
-import { eventually, tempHome } from '../support/harness'
+import { eventually, REGISTER, ROOT, tempHome } from '../support/harness'
 
 const CONFIG: HoldfastConfig = {
   listen: { host: '127.0.0.1', port: 0 },
@@ -193,5 +194,27 @@ describe('requests in flight', () => {
     await landed
     expect(order).toEqual(['first', 'second', 'commit'])
     expect(fs.existsSync(path.join(home, 'workspaces'))).toBe(false) // queuing a commit wrote nothing itself
+  })
+})
+
+describe('the shutdown signal', () => {
+  it('takes a listener per step in flight, however many, without a leak warning', () => {
+    // Node warns on its own stderr, outside jest's realm: a process of its own says what it printed.
+    const script = `
+      const { ServerContext } = require('./proxy/context')
+      const { Upstream } = require('./proxy/upstream')
+      const { silentLogger } = require('./proxy/log')
+      const ctx = new ServerContext(${JSON.stringify(home)}, ${JSON.stringify(CONFIG)}, new Upstream({}), silentLogger(), { close: async () => undefined })
+      const ls = Array.from({ length: 64 }, () => () => undefined)
+      for (const l of ls) ctx.shutdown.signal.addEventListener('abort', l)
+      for (const l of ls) ctx.shutdown.signal.removeEventListener('abort', l)
+      setImmediate(() => process.exit(0))`
+    const r = spawnSync(process.execPath, ['-r', REGISTER, '-e', script], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+    expect(r.status).toBe(0)
+    expect(r.stderr).not.toMatch(/MaxListenersExceededWarning/)
   })
 })
