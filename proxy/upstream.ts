@@ -1,6 +1,6 @@
 /**
  * The one module that talks to providers, through one undici 7 agent: recorded requests (a
- * buffered body that may have changed) and everything else under `/v1/`, streamed unchanged.
+ * buffered body that may have changed) and every other provider path, streamed unchanged.
  * Invariant: what leaves here carries no hop-by-hop or `x-holdfast-*` header, a `Host` and
  * `content-length` that match what is sent, and the row's key when the row names `api_key_env`.
  */
@@ -25,7 +25,7 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ])
 
-/** The provider URL for an incoming `/v1/...` path (query kept), by the row's family. */
+/** The provider URL for an incoming provider path (query kept), by the row's family. */
 export function upstreamUrl(row: ProviderRow, incoming: string): URL {
   return rowFamily(row.dialect).upstreamUrl(row.base_url, incoming)
 }
