@@ -44,11 +44,15 @@ export interface Paths {
   readonly PASS_THROUGH_PREFIXES: readonly string[]
 }
 
+/** Whether `pathname` is `prefix` or under it by whole segments (`/v1/complete` is not `/v1/completions`). */
+const underSegment = (pathname: string, prefix: string): boolean =>
+  pathname === prefix || pathname.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`)
+
 const claimed = (d: Dialect, pathname: string, headers: Headers): boolean => {
   const c = d.passThrough?.claims
   return (
     c !== undefined &&
-    (c.headers.some((h) => headers[h] !== undefined) || c.prefixes.some((p) => pathname.startsWith(p)))
+    (c.headers.some((h) => headers[h] !== undefined) || c.prefixes.some((p) => underSegment(pathname, p)))
   )
 }
 

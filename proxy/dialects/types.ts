@@ -93,7 +93,7 @@ export interface PassThroughPaths {
   readonly under: readonly string[]
   /** Exact paths a client probes for connectivity (`/api/hello`): passed through on HEAD only. */
   readonly probes: readonly string[]
-  /** What makes a shared path this dialect's: a request header it carries, or a path prefix. */
+  /** What makes a shared path this dialect's: a request header it carries, or a path prefix (whole segments). */
   readonly claims?: { readonly headers: readonly string[]; readonly prefixes: readonly string[] }
 }
 

@@ -29,6 +29,7 @@ describe('the paths the dialects declare, composed by the registry', () => {
     ['GET', '/v1/responses', 'pass responses'],
     ['POST', '/v1/messages/batches', 'pass anthropic'],
     ['POST', '/v1/complete', 'pass anthropic'],
+    ['POST', '/v1/completions', 'pass openai'],
     ['GET', '/v1/models', 'pass openai'],
     ['GET', '/v1/responses/resp_1', 'pass openai'],
     ['POST', '/v1/embeddings', 'pass openai'],
