@@ -143,7 +143,10 @@ async function committed(hf: Proc): Promise<void> {
   }
 }
 
-/** CPU ms `pid` spends from now until it spends none for `quietMs` (at most `capMs`). */
+/**
+ * CPU ms `pid` spends from now until it spends none for `quietMs` (at most `capMs`): longer than the
+ * commit worker's wait before it merges a quiet workspace's packs (2 s), so that work is counted.
+ */
 async function cpuUntilQuiet(
   pid: number,
   quietMs = 3000,
@@ -184,23 +187,25 @@ export async function longConversation(
   const added = { bare: [] as number[], hf: [] as number[] }
   const cpu = { bare: { early: 0, late: 0 }, hf: { early: 0, late: 0 } }
   let finalBytes = 0
+  // CPU over a range of steps: every commit before it landed at its start, and its own at its end.
+  let mark = { bare: 0, hf: 0 }
   for (let i = 1; i <= steps; i++) {
+    if (i === 1 || i === lateFrom) {
+      await committed(hf)
+      mark = { bare: cpuMs(bare.pid), hf: cpuMs(hf.pid) }
+    }
     const b = conv.next()
     finalBytes = b.length
     const d = await postTimed(agent, `${fake.url}/v1/messages`, b)
-    const bc = cpuMs(bare.pid)
     const r = await postTimed(agent, `${bare.url}/v1/messages`, b)
-    const bareCpu = cpuMs(bare.pid) - bc
-    const hc = cpuMs(hf.pid)
     const h = await postTimed(agent, `${hf.url}/w/long1/a/main/v1/messages`, b)
-    await committed(hf) // the commit counts: its CPU lands in this step
-    const hfCpu = cpuMs(hf.pid) - hc
     added.bare.push(r.total - d.total)
     added.hf.push(h.total - d.total)
-    const range = i <= early ? 'early' : i >= lateFrom ? 'late' : undefined
-    if (range) {
-      cpu.bare[range] += bareCpu
-      cpu.hf[range] += hfCpu
+    if (i === early || i === steps) {
+      await committed(hf)
+      const range = i === early ? 'early' : 'late'
+      cpu.bare[range] = cpuMs(bare.pid) - mark.bare
+      cpu.hf[range] = cpuMs(hf.pid) - mark.hf
     }
     if (i % 25 === 0)
       process.stderr.write(`long conversation: step ${i} of ${steps}, ${Math.round(b.length / 1000)} KB\n`)
