@@ -21,8 +21,8 @@ import {
   type GitObject,
   type Signature,
   treeBody,
-  writePack,
-} from '../store/git/pack'
+} from '../store/git/objects'
+import { writePack } from '../store/git/pack'
 import { Lru, type Repo, type TreeEntry } from '../store/git/repo'
 import { casRef, readRef, RefConflict } from '../store/git/refs'
 import { agentRef, configRef, DEFAULT_LINEAGE } from '../store/home'
