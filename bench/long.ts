@@ -143,22 +143,52 @@ async function committed(hf: Proc): Promise<void> {
   }
 }
 
+/** CPU ms of `pid` and of its live descendants (a `git` it runs counts before it is reaped). */
+function treeCpuMs(pid: number): number {
+  const parent = new Map<number, number>()
+  const fields = (p: number | string): string[] =>
+    fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ').slice(-1)[0]?.split(' ') ?? []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      parent.set(Number(name), Number(fields(name)[1]))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const within = (p: number): boolean => {
+    for (let q = parent.get(p); q !== undefined && q > 1; q = parent.get(q)) if (q === pid) return true
+    return false
+  }
+  let total = cpuMs(pid)
+  for (const p of parent.keys()) {
+    if (p === pid || !within(p)) continue
+    try {
+      const f = fields(p)
+      total += (Number(f[11]) + Number(f[12])) * 10
+    } catch {
+      // gone meanwhile: its time is its parent's once reaped
+    }
+  }
+  return total
+}
+
 /**
- * CPU ms `pid` spends from now until it spends none for `quietMs` (at most `capMs`): longer than the
- * commit worker's wait before it merges a quiet workspace's packs (2 s), so that work is counted.
+ * CPU ms `pid` and its children spend from now until they spend none for `quietMs` (at most
+ * `capMs`): longer than the commit worker's wait before it merges a quiet workspace's packs (2 s).
  */
 async function cpuUntilQuiet(
   pid: number,
-  quietMs = 3000,
-  capMs = 120_000,
+  quietMs = 8000,
+  capMs = 180_000,
 ): Promise<{ cpu: number; ms: number }> {
-  const c0 = cpuMs(pid)
+  const c0 = treeCpuMs(pid)
   const t0 = Date.now()
   let last = c0
   let since = Date.now()
   while (Date.now() - t0 < capMs) {
     await new Promise((r) => setTimeout(r, 250))
-    const now = cpuMs(pid)
+    const now = treeCpuMs(pid)
     if (now !== last) {
       last = now
       since = Date.now()
