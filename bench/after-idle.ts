@@ -13,7 +13,7 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { filler, pct, postJson, requestBody, rssMb, startFake, startHoldfast } from './procs'
+import { filler, health, pct, postJson, requestBody, rssMb, startFake, startHoldfast } from './procs'
 
 const [ROUNDS, BYTES, LANES, IDLE] = [8, 1_000_000, 32, 4000].map((d, i) =>
   Number(process.argv[2 + i] ?? d),
@@ -75,14 +75,14 @@ async function main(): Promise<void> {
       }
     }
     for (const [k, t] of targets.entries()) {
-      const health = (await (await fetch(`${t.proc.url}/_holdfast/health`)).json()) as {
+      const h = await health<{
         idle_collection_ms?: object
         malloc_trim_ms?: object
-      }
+      }>(t.proc)
       process.stdout.write(
         `${t.name}: after idle p50 ${pct(after[k] ?? [], 50).toFixed(2)} ms (all: ${(after[k] ?? []).map((x) => x.toFixed(1)).join(' ')}); ` +
           `in the bursts p50 ${pct(during[k] ?? [], 50).toFixed(1)} ms; RSS when idle p50 ${pct(idleRss[k] ?? [], 50).toFixed(1)} MB; ` +
-          `last idle collection ${JSON.stringify(health.idle_collection_ms ?? null)}, malloc trim ${JSON.stringify(health.malloc_trim_ms ?? null)}\n`,
+          `last idle collection ${JSON.stringify(h.idle_collection_ms ?? null)}, malloc trim ${JSON.stringify(h.malloc_trim_ms ?? null)}\n`,
       )
     }
   } finally {

@@ -26,7 +26,10 @@ const server = http.createServer({ noDelay: true, keepAlive: true }, (req, res) 
     res.writeHead(up.statusCode, { 'content-type': String(up.headers['content-type'] ?? '') })
     for await (const c of up.body as AsyncIterable<Buffer>) res.write(c)
     res.end()
-  })().catch(() => res.destroy())
+  })().catch((err) => {
+    process.stderr.write(`BARE ${String(err)}\n`)
+    res.destroy()
+  })
 })
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(

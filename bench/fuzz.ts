@@ -1,18 +1,21 @@
 /**
  * The fuzz at scale: `node -r ./scripts/register.js bench/fuzz.ts [count=10000] [seed]`
- * sends the hostile requests of test/support/fuzz.ts to an in-process proxy and prints: requests
- * tried, crashes (no answer), 5xx, error answers not in an envelope, refused requests that left a
- * workspace on disk, agents bricked afterwards, credentials found in records, and RSS.
+ * sends the hostile requests of test/support/fuzz.ts to the built `holdfast serve` (`npm run build`
+ * first) in front of the fake upstream, and prints: requests tried, crashes (no answer), 5xx, error
+ * answers not in an envelope, refused requests that left a workspace on disk, agents bricked
+ * afterwards, credentials found in records, and the serve's RSS.
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { startFakeUpstream } from '../test/support/fake-upstream'
 import { generate, inEnvelope, send } from '../test/support/fuzz'
-import { startProxy } from '../test/support/harness'
+import { rssMb, serveHome } from './procs'
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 10_000)
   const seed = Number(process.argv[3] ?? 20261202)
-  const p = await startProxy({ config: { limits: { body_bytes: 4 * 1024 * 1024 } } })
+  const fake = await startFakeUpstream()
+  const p = await serveHome(fake, { limits: { body_bytes: 4 * 1024 * 1024 } })
   const cases = generate(seed, count)
   const tally = { tried: 0, crashes: 0, fiveXX: 0, bare: 0, leftOnDisk: 0, bricked: 0, leaked: 0 }
   const kinds = new Map<string, number>()
@@ -64,13 +67,14 @@ async function main(): Promise<void> {
       )
     }, 0)
   tally.leaked = grep(path.join(p.home, 'workspaces'))
-  const rss = process.memoryUsage().rss / 1048576
+  const rss = rssMb(p.pid)
   console.log(`seed ${seed}: ${tally.tried} requests in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
   console.log(`kinds: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`)
   console.log(
-    `crashes ${tally.crashes}, 5xx ${tally.fiveXX}, not in an envelope ${tally.bare}, refused but left on disk ${tally.leftOnDisk}, agents bricked ${tally.bricked}, credentials in records ${tally.leaked}, RSS ${rss.toFixed(0)} MB (proxy and load in one process)`,
+    `crashes ${tally.crashes}, 5xx ${tally.fiveXX}, not in an envelope ${tally.bare}, refused but left on disk ${tally.leftOnDisk}, agents bricked ${tally.bricked}, credentials in records ${tally.leaked}, serve RSS ${rss.toFixed(0)} MB`,
   )
   await p.close()
+  await fake.close()
 }
 
 void main()

@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { filler, rssMb, startFake, startHoldfast } from './procs'
+import { filler, health as healthOf, rssMb, startFake, startHoldfast } from './procs'
 
 const [N = 10_000, A = 2_500, C = 16] = process.argv.slice(2).map(Number)
 
@@ -89,16 +89,7 @@ async function main(): Promise<void> {
     memory_mb: Record<string, number>
     agents: { next_step: number; committed: number; stalled: string | null }[]
   }
-  const getHealth = (): Promise<Health> =>
-    new Promise((resolve, reject) => {
-      http
-        .get(`${proxy.url}/_holdfast/health`, (res) => {
-          let s = ''
-          res.on('data', (d) => (s += d))
-          res.on('end', () => resolve(JSON.parse(s) as Health))
-        })
-        .on('error', reject)
-    })
+  const getHealth = (): Promise<Health> => healthOf<Health>(proxy)
   const behind = (h: Health): number => h.agents.reduce((n, a) => n + (a.next_step - 1 - a.committed), 0)
   console.log(`commits behind when the last answer came: ${behind(await getHealth())}`)
   let health = await getHealth()

@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { filler, postJson, requestBody, rssMb, startFake, startHoldfast } from './procs'
+import { filler, health, postJson, requestBody, rssMb, startFake, startHoldfast } from './procs'
 
 const limits = JSON.parse(process.argv[2] ?? '{}') as object
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
@@ -70,14 +70,14 @@ async function main(): Promise<void> {
     limits,
   })
   const show = async (phase: string): Promise<void> => {
-    const health = (await (await fetch(`${hf.url}/_holdfast/health`)).json()) as {
+    const h = await health<{
       memory_mb: object
       previous_cache?: object
       idle_collection_ms?: object
       malloc_trim_ms?: object
-    }
+    }>(hf)
     console.log(
-      `${phase}: RSS ${rssMb(hf.pid).toFixed(1)} MB; heaps ${JSON.stringify(health.memory_mb)}; previous-request cache ${JSON.stringify(health.previous_cache ?? null)}; last idle collection, ms ${JSON.stringify(health.idle_collection_ms ?? null)}, malloc trim ${JSON.stringify(health.malloc_trim_ms ?? null)}\n  by mapping: ${mappings(hf.pid)}`,
+      `${phase}: RSS ${rssMb(hf.pid).toFixed(1)} MB; heaps ${JSON.stringify(h.memory_mb)}; previous-request cache ${JSON.stringify(h.previous_cache ?? null)}; last idle collection, ms ${JSON.stringify(h.idle_collection_ms ?? null)}, malloc trim ${JSON.stringify(h.malloc_trim_ms ?? null)}\n  by mapping: ${mappings(hf.pid)}`,
     )
   }
   const idle = (): Promise<void> => new Promise((r) => setTimeout(r, 10_000))

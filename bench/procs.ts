@@ -8,6 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
+import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import readline from 'node:readline'
@@ -19,6 +20,8 @@ export interface Proc {
   child: ChildProcess
   url: string
   pid: number
+  /** holdfast's token (`<home>/token`, made at its first start): its admin surface requires it. */
+  token?: string
 }
 
 const started: ChildProcess[] = []
@@ -74,12 +77,93 @@ export function startHoldfast(
   nodeArgs: string[] = [],
   env: Record<string, string> = {},
 ): Promise<Proc> {
-  fs.writeFileSync(path.join(home, 'holdfast.yaml'), JSON.stringify(config))
+  // Mode 0600 as serve writes its own (it warns about a holdfast.yaml others may read).
+  fs.writeFileSync(path.join(home, 'holdfast.yaml'), JSON.stringify(config), { mode: 0o600 })
   const dist = path.join(process.env.HOLDFAST_BENCH_ROOT ?? ROOT, 'dist', 'cli', 'run.js')
   return start([...nodeArgs, dist, 'serve', '--home', home, '--port', '0'], {
     HOLDFAST_LOG_LEVEL: 'warn',
     ...env,
+  }).then((p) => ({ ...p, token: fs.readFileSync(path.join(home, 'token'), 'utf8').trim() }))
+}
+
+/** holdfast's `GET /_holdfast/health`, with its token. */
+export async function health<T>(hf: Proc): Promise<T> {
+  const res = await fetch(`${hf.url}/_holdfast/health`, {
+    headers: hf.token ? { 'x-holdfast-token': hf.token } : {},
   })
+  if (!res.ok) throw new Error(`health answered ${res.status}: ${await res.text()}`)
+  return (await res.json()) as T
+}
+
+/** Where a served home's providers point: the fake upstream's two endpoints. */
+export interface Upstreams {
+  anthropicBaseUrl: string
+  openaiBaseUrl: string
+}
+
+/** A fresh home served by the built `holdfast serve` (`startHoldfast`), as fuzz and the view's benches drive it. */
+export interface Served extends Proc {
+  home: string
+  /** The home's token (`<home>/token`, written by serve): the view and the admin surface ask for it. */
+  token: string
+  /** The bare repository of workspace `ws`. */
+  repo(ws?: string): string
+  /** Resolves once every step holdfast has numbered is committed (health's counts). */
+  settled(): Promise<void>
+  /** Stop the serve (SIGTERM: its bounded close) and remove the home. */
+  close(): Promise<void>
+}
+
+/**
+ * `holdfast serve` on a new temporary home whose providers `anthropic` and `openai` are `up`'s
+ * endpoints, with `config` (and its extra `providers`) over that; `env` as for `startHoldfast`.
+ */
+export async function serveHome(
+  up: Upstreams,
+  config: { providers?: object; [key: string]: unknown } = {},
+  env: Record<string, string> = {},
+): Promise<Served> {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-bench-'))
+  const proc = await startHoldfast(
+    home,
+    {
+      defaults: { workspace: 'default', agent: 'main' },
+      ...config,
+      providers: {
+        anthropic: { dialect: 'anthropic', base_url: up.anthropicBaseUrl },
+        openai: { dialect: 'openai', base_url: up.openaiBaseUrl },
+        ...config.providers,
+      },
+    },
+    [],
+    env,
+  )
+  const token =
+    env.HOLDFAST_TOKEN ??
+    process.env.HOLDFAST_TOKEN ??
+    fs.readFileSync(path.join(home, 'token'), 'utf8').trim()
+  const health = async (): Promise<{ agents: { next_step: number; committed: number }[] }> => {
+    const res = await fetch(`${proc.url}/_holdfast/health`, { headers: { 'x-holdfast-token': token } })
+    return (await res.json()) as { agents: { next_step: number; committed: number }[] }
+  }
+  return {
+    ...proc,
+    home,
+    token,
+    repo: (ws = 'default') => path.join(home, 'workspaces', ws, 'repo.git'),
+    settled: async () => {
+      while (!(await health()).agents.every((a) => a.committed === a.next_step - 1))
+        await new Promise((r) => setTimeout(r, 20))
+    },
+    close: async () => {
+      if (proc.child.exitCode === null && proc.child.signalCode === null) {
+        const exited = new Promise((r) => proc.child.once('exit', r))
+        proc.child.kill('SIGTERM')
+        await exited
+      }
+      fs.rmSync(home, { recursive: true, force: true })
+    },
+  }
 }
 
 /** A process's resident memory now (VmRSS) or at its peak (VmHWM), MB. */

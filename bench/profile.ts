@@ -15,7 +15,16 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { filler, postJson, requestBody, startBare, startFake, startHoldfast } from './procs'
+import {
+  filler,
+  health,
+  postJson,
+  type Proc,
+  requestBody,
+  startBare,
+  startFake,
+  startHoldfast,
+} from './procs'
 
 const N = Number(process.argv[2] ?? 500)
 /** Client lanes sending at once; through holdfast each lane is its own agent, as in `npm run bench`. */
@@ -60,10 +69,9 @@ async function send(url: (lane: number) => string, from: number): Promise<void> 
 }
 
 /** Until holdfast at `base` has committed every step it numbered (health), so its CPU counts all of them. */
-async function landed(base: string): Promise<void> {
+async function landed(hf: Proc): Promise<void> {
   for (;;) {
-    const res = await fetch(`${base}/_holdfast/health`)
-    const h = (await res.json()) as { agents: { next_step: number; committed: number }[] }
+    const h = await health<{ agents: { next_step: number; committed: number }[] }>(hf)
     if (h.agents.every((a) => a.committed === a.next_step - 1)) return
     await new Promise((r) => setTimeout(r, 20))
   }
@@ -203,7 +211,7 @@ async function main(): Promise<void> {
         'holdfast',
         hf.child.pid as number,
         (lane) => `${hf.url}/w/profile/a/${C === 1 ? 'main' : `lane${lane}`}/v1/messages`,
-        () => landed(hf.url),
+        () => landed(hf),
       )),
     ]
     if (cpuProf)

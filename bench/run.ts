@@ -3,7 +3,7 @@
  * forwarder (the floor any forwarding proxy pays on this machine), side by side in one run. Prints
  * markdown: added latency (p50/p99), SSE time to first byte, throughput, CPU per request (all
  * threads and reaped children, commits included), the ratios the performance targets are stated
- * in, step cost at step 1 vs step 500, commit lag under load, and RSS idle, after a full run and
+ * in, step cost at step 1 vs step 500, the long conversation (bench/long.ts), commit lag under load, and RSS idle, after a full run and
  * after a second one (at once, and after 10 s idle). Every case runs once unmeasured first (warm-up),
  * then in four rounds in which direct, bare and holdfast take turns. Nothing here is asserted: the numbers go to docs/benchmarks.md with the
  * command that made them. `-- --quick` runs a quarter of the requests; `HOLDFAST_BENCH_ROOT=<dir>`
@@ -14,7 +14,8 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { type Proc, cpuMs, filler, pct, rssMb, startBare, startFake, startHoldfast } from './procs'
+import { longConversation } from './long'
+import { type Proc, cpuMs, filler, health, pct, rssMb, startBare, startFake, startHoldfast } from './procs'
 
 const QUICK = process.argv.includes('--quick')
 const scale = QUICK ? 0.25 : 1
@@ -66,17 +67,6 @@ function post(url: string, body: Buffer, retried = false): Promise<Timing> {
       else reject(new Error(`POST ${url}: ${err.message}`, { cause: err }))
     })
     req.end(body)
-  })
-}
-
-function get<T>(url: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    http.get(url, { agent }, (res) => {
-      let s = ''
-      res.on('data', (c: Buffer) => (s += c.toString()))
-      res.on('end', () => resolve(JSON.parse(s) as T))
-      res.on('error', reject)
-    })
   })
 }
 
@@ -172,22 +162,22 @@ async function settledRss(pid: number): Promise<number> {
 
 /** Holdfast's RSS and each thread's heap now, for the progress lines (from its health endpoint). */
 async function memoryNow(hf: Proc): Promise<string> {
-  const { memory_mb: m } = await get<{
+  const { memory_mb: m } = await health<{
     memory_mb: {
       heapUsed: number
       heapTotal: number
       commit_worker: { heapUsed: number; heapTotal: number } | null
     }
-  }>(`${hf.url}/_holdfast/health`)
+  }>(hf)
   const worker = m.commit_worker ? `${m.commit_worker.heapUsed} of ${m.commit_worker.heapTotal}` : '-'
   return `RSS ${f(rssMb(hf.pid))} MB, heap MB used of total: server ${m.heapUsed} of ${m.heapTotal}, commit worker ${worker}`
 }
 
 /** Wait until every step holdfast has numbered is committed; returns how long that took. */
-async function committed(url: string): Promise<number> {
+async function committed(hf: Proc): Promise<number> {
   const t0 = performance.now()
   for (;;) {
-    const h = await get<{ agents: { next_step: number; committed: number }[] }>(`${url}/_holdfast/health`)
+    const h = await health<{ agents: { next_step: number; committed: number }[] }>(hf)
     if (h.agents.every((a) => a.committed === a.next_step - 1)) return performance.now() - t0
     await new Promise((r) => setTimeout(r, 5))
   }
@@ -252,7 +242,7 @@ async function measure(k: Case, fake: Proc, bare: Proc, hf: Proc, tag: string): 
     const hc0 = cpuMs(hf.pid)
     h.push(await load((lane) => `${hf.url}/w/bench/a/${tag}-${lane}${p}`, make, n, k.c, from))
     // Each turn's commits land before the next turn, and count as this case's CPU.
-    lagMs = Math.max(lagMs, await committed(hf.url))
+    lagMs = Math.max(lagMs, await committed(hf))
     hfCpu += cpuMs(hf.pid) - hc0
   }
   return { k, d: summary(d), b: summary(b), h: summary(h), bareCpu: bareCpu / k.n, hfCpu: hfCpu / k.n, lagMs }
@@ -384,7 +374,7 @@ async function main(): Promise<void> {
     await load(() => `${bare.url}${PATHS[k.dialect]}`, make, n, k.c)
     await load((lane) => `${hf.url}/w/bench/a/warm-${k.dialect}-${lane}${PATHS[k.dialect]}`, make, n, k.c)
   }
-  await committed(hf.url)
+  await committed(hf)
   process.stderr.write(`done: warm-up (load ${load1()})\n`)
   const idleWarm = await settledRss(hf.pid)
   const loadBefore = load1()
@@ -402,7 +392,7 @@ async function main(): Promise<void> {
   const steps = QUICK ? 150 : 500
   const constant = await conversation(fake, hf, 'long-constant', steps, false)
   const growing = await conversation(fake, hf, 'long-growing', steps, true)
-  await committed(hf.url)
+  await committed(hf)
   process.stderr.write(`done: ${steps}-step conversations\n`)
 
   // A second full run of the cases (new agents): RSS must stay flat.
@@ -410,10 +400,10 @@ async function main(): Promise<void> {
   const rssAfterSecond = rssMb(hf.pid)
   const peak = rssMb(hf.pid, 'VmHWM')
   const rssSecondSettled = await settledRss(hf.pid)
-  const heaps = await get<{
+  const heaps = await health<{
     memory_mb: Record<string, number> & { commit_worker: Record<string, number> | null }
     previous_cache?: { bytes: number }
-  }>(`${hf.url}/_holdfast/health`)
+  }>(hf)
   process.stderr.write('done: second run\n')
 
   // journal.fsync: a second holdfast on its own home, beside the first.
@@ -449,6 +439,9 @@ async function main(): Promise<void> {
           0,
         ),
     ) / 1e6
+  // The long conversation (issue 33): its own workspaces in the same serve, after the cases.
+  const long = await longConversation(fake, bare, hf, home, QUICK ? 40 : 150, QUICK ? 2 : 8)
+  process.stderr.write('done: long conversation\n')
   await stop(hf)
   await stop(bare)
   await stop(fake)
@@ -503,6 +496,8 @@ async function main(): Promise<void> {
     '| case | c | added p50 ms (holdfast / with fsync) | added p99 ms | added time to first byte ms |',
     '|---|---|---|---|---|',
     ...fsyncRows,
+    '',
+    ...long,
     '',
     ...roles,
   ]

@@ -1,20 +1,22 @@
 /**
- * The screenshots in docs/view.md, made from a workspace recorded through the real server and the
- * fake upstream (test/support/view-demo), in Debian's chromium: `npm run view:screenshots` rewrites
- * docs/view/*.png. Usage: node -r ./scripts/register.js bench/view-screenshots.ts [outDir]
+ * The screenshots in docs/view.md, made from a workspace recorded through the built `holdfast serve`
+ * and the fake upstream (test/support/view-demo), its cohort fired by the built `holdfast attempt`,
+ * in Debian's chromium: `npm run view:screenshots` builds and rewrites docs/view/*.png.
+ * Usage: node -r ./scripts/register.js bench/view-screenshots.ts [outDir]
  */
+import { execFile } from 'node:child_process'
 import path from 'node:path'
-import { fireCohort } from '../hooks/attempts/fire'
+import { promisify } from 'node:util'
 import { startFakeUpstream } from '../test/support/fake-upstream'
-import { startProxy } from '../test/support/harness'
 import { launchBrowser, signInUrl } from '../test/support/browser'
 import { KEY_ENV, keyedRows, recordDemo } from '../test/support/view-demo'
+import { ROOT, serveHome } from './procs'
 
 async function main(): Promise<void> {
   const out = path.resolve(process.argv[2] ?? path.join(__dirname, '..', 'docs', 'view'))
   process.env[KEY_ENV] = 'sk-demo'
   const fake = await startFakeUpstream()
-  const p = await startProxy({ fake, config: { providers: keyedRows(fake.anthropicBaseUrl) } })
+  const p = await serveHome(fake, { providers: keyedRows(fake.anthropicBaseUrl) })
   const b = await launchBrowser()
   try {
     await recordDemo(p, 'demo')
@@ -23,17 +25,25 @@ async function main(): Promise<void> {
       times: 1,
     })
     fake.enqueue({ text: 'I would rename the helper and add a test for the empty path first.', times: 1 })
-    await fireCohort(
-      p.home,
-      p.server.ctx.config,
-      {
-        ws: 'demo',
-        from: 'main@004',
-        goal: 'Review the last change.',
-        roles: ['reviewer', 'writer'],
-        skills: [],
-      },
-      'cli',
+    // Not execFileSync: the fake upstream the attempts reach runs in this process.
+    await promisify(execFile)(
+      process.execPath,
+      [
+        path.join(ROOT, 'dist', 'cli', 'run.js'),
+        'attempt',
+        'demo',
+        '--from',
+        'main@004',
+        '--goal',
+        'Review the last change.',
+        '--role',
+        'reviewer',
+        '--role',
+        'writer',
+        '--home',
+        p.home,
+      ],
+      { env: process.env },
     )
     await p.settled()
     const ctx = await b.context()

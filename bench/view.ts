@@ -1,6 +1,6 @@
 /**
- * The web view's costs (docs/view.md): a 1000-step agent recorded through the real server and the
- * fake upstream, then the agent page's render (GET, cold and warm), a step page's, the export of
+ * The web view's costs (docs/view.md): a 1000-step agent recorded through the built `holdfast serve`
+ * and the fake upstream, then the agent page's render (GET, cold and warm), a step page's, the export of
  * the agent, and `holdfast statusline`'s wall time against `node -e 0` (spawned as Claude Code runs
  * it, from the build: `npm run bench:view` builds first).
  * Usage: node -r ./scripts/register.js bench/view.ts [steps=1000] [runs=15]
@@ -10,9 +10,8 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { exportHtml } from '../proxy/view/export'
 import { startFakeUpstream } from '../test/support/fake-upstream'
-import { startProxy } from '../test/support/harness'
-import { viewSecretOf } from '../test/support/browser'
 import { mainStep, sendStep } from '../test/support/view-demo'
+import { serveHome } from './procs'
 
 const STEPS = Number(process.argv[2] ?? 1000)
 const RUNS = Number(process.argv[3] ?? 15)
@@ -29,7 +28,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
 
 async function main(): Promise<void> {
   const fake = await startFakeUpstream()
-  const p = await startProxy({ fake })
+  const p = await serveHome(fake)
   try {
     const t0 = performance.now()
     for (let i = 1; i <= STEPS; i++) {
@@ -39,7 +38,7 @@ async function main(): Promise<void> {
     }
     await p.settled()
     process.stdout.write(`recorded ${STEPS} steps in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
-    const headers = { 'x-holdfast-token': viewSecretOf(p) }
+    const headers = { 'x-holdfast-token': p.token }
     const page = async (url: string): Promise<number> => {
       const [t, size] = await timed(
         async () => (await (await fetch(p.url + url, { headers })).arrayBuffer()).byteLength,
@@ -65,7 +64,6 @@ async function main(): Promise<void> {
       `export of the agent: ${ms(exportMs)}, ${Math.round(Buffer.byteLength(doc) / 1024)} KB\n`,
     )
     const input = JSON.stringify({ session_id: 'bench-session' })
-    // Spawned without blocking: the serve answering the status line runs in this process.
     const run = (args: string[]): Promise<{ ms: number; out: string }> =>
       new Promise((resolve, reject) => {
         const t = performance.now()

@@ -262,7 +262,7 @@ export interface ExchangeInit {
 
 /**
  * An exchange for plugin tests and replay, built exactly as a live one (headers are sanitized
- * the way meta.json records them). Defaults: anthropic, `/v1/messages`, `default`/`main`.
+ * the way meta.json records them). Defaults: anthropic at its endpoint, `default`/`main`.
  * @example
  * await runPlugin(plugin, { threshold: 10 }).route(exchange({ body: { model: 'm', messages: [] } }))
  */

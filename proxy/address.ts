@@ -8,16 +8,11 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { requireToken, type TokenRule } from './access'
 import { HoldfastError } from './core/errors'
 import { assertName } from './core/naming'
-import { countsTokensAt, type Dialect, passThroughDialect, recordedAt } from './dialects'
+import { type DialectRoute, PASS_THROUGH_PREFIXES, routeAt } from './dialects'
 
 export type Endpoint =
-  | { kind: 'step'; dialect: Dialect }
-  | { kind: 'count_tokens'; dialect: Dialect }
-  | { kind: 'pass'; dialect: Dialect }
-  /** `OPTIONS` on a provider path: answered by holdfast (CORS preflight), never passed upstream. */
-  | { kind: 'preflight'; dialect: Dialect }
-  /** A WebSocket upgrade of a provider path (Codex's `GET /v1/responses`): answered 426, never passed on. */
-  | { kind: 'websocket'; dialect: Dialect }
+  /** A provider path (the dialect registry's): a step, a count, pass-through, a CORS preflight, a WebSocket upgrade answered 426. */
+  | DialectRoute
   /** `HEAD /` (or an address prefix alone): a client's connectivity probe, answered 200. */
   | { kind: 'probe' }
   | { kind: 'admin' }
@@ -30,7 +25,7 @@ export type Endpoint =
 export interface Addressed {
   workspace: string
   agent: string
-  /** The path with the prefix removed, query kept (`/v1/messages?beta=true`). */
+  /** The path with the prefix removed, query kept (a dialect's endpoint and `?beta=true`). */
   path: string
   endpoint: Endpoint
 }
@@ -73,20 +68,7 @@ export function classify(method: string, path: string, headers: IncomingHttpHead
   if (method === 'GET' && pathname === '/' && /\btext\/html\b/.test(header(headers, 'accept') ?? ''))
     return { kind: 'view' }
   if (method === 'HEAD' && pathname === '/') return { kind: 'probe' }
-  const provider = pathname.startsWith('/v1/') || pathname === '/api/hello'
-  if (method === 'OPTIONS' && provider)
-    return { kind: 'preflight', dialect: passThroughDialect(pathname, headers) }
-  if (method === 'GET' && provider && /\bwebsocket\b/i.test(header(headers, 'upgrade') ?? ''))
-    return { kind: 'websocket', dialect: passThroughDialect(pathname, headers) }
-  if (method === 'POST') {
-    const recorded = recordedAt(pathname)
-    if (recorded) return { kind: 'step', dialect: recorded }
-    const counted = countsTokensAt(pathname)
-    if (counted) return { kind: 'count_tokens', dialect: counted }
-  }
-  if (pathname === '/api/hello' && method !== 'HEAD') return { kind: 'unknown' }
-  if (provider) return { kind: 'pass', dialect: passThroughDialect(pathname, headers) }
-  return { kind: 'unknown' }
+  return routeAt(method, pathname, headers) ?? { kind: 'unknown' }
 }
 
 /** Workspace, agent and endpoint of a request; names are checked (BAD_NAME otherwise). */
@@ -110,7 +92,7 @@ export function address(
   } else if (/^\/w(\/|$)/.test(url)) {
     throw new HoldfastError(
       'NOT_FOUND',
-      `${url.split('?')[0]} is not an address: a path prefix is /w/<workspace>/a/<agent> before /v1/…`,
+      `${url.split('?')[0]} is not an address: a path prefix is /w/<workspace>/a/<agent> before ${PASS_THROUGH_PREFIXES.map((p) => `${p}…`).join(' or ')}`,
     )
   }
   const endpoint = classify(method, path, headers)

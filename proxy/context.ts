@@ -36,7 +36,7 @@ export interface StepCommitted {
 /** An agent idle this long is forgotten (holdfast.yaml `limits.agent_idle_ms`). */
 const AGENT_IDLE_MS = 10 * 60_000
 
-/** Answered steps not yet on their branch past which new steps wait (≈ 1 s of commits here). */
+/** Answered steps not yet on their branch past which new steps wait (docs/architecture.md#performance-devices). */
 const COMMIT_BACKLOG_LIMIT = 512
 
 export class ServerContext {
@@ -98,8 +98,8 @@ export class ServerContext {
   }
 
   /**
-   * Forget every agent idle for `limits.agent_idle_ms`: a serve that saw ten thousand agents kept
-   * each one's state (≈ 5 KB) for good. Returns how many were forgotten.
+   * Forget every agent idle for `limits.agent_idle_ms`: otherwise a serve keeps the state of every
+   * agent it ever saw, for good. Returns how many were forgotten.
    */
   forgetIdleAgents(now = Date.now()): number {
     let forgotten = 0
@@ -113,8 +113,8 @@ export class ServerContext {
   }
 
   /**
-   * The tool hosts (MCP clients), made on first use: the MCP SDK (≈ 25 MB of heap and code) is
-   * loaded only by a server that uses tools.
+   * The tool hosts (MCP clients), made on first use: the MCP SDK (its heap and code:
+   * docs/architecture.md#performance-devices) is loaded only by a server that uses tools.
    */
   get tools(): ToolHosts {
     // eslint-disable-next-line @typescript-eslint/no-require-imports

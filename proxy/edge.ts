@@ -9,13 +9,12 @@
 import http from 'node:http'
 import type { Duplex } from 'node:stream'
 import { HoldfastError } from './core/errors'
-import { passThroughDialect } from './dialects'
-import type { Dialect } from './dialects/types'
+import { type Dialect, envelopeAt } from './dialects'
 import { sendError, toWireError } from './respond'
 
 /**
- * The envelope an answer on this URL takes: its dialect's on a provider path (after any address
- * prefix), holdfast's own otherwise.
+ * The envelope an answer on this URL takes: holdfast's own on its admin and MCP paths, else the
+ * dialect registry's answer (a provider path's dialect, after any address prefix; none: holdfast's).
  */
 export function envelopeFor(
   url: string,
@@ -23,8 +22,7 @@ export function envelopeFor(
 ): Dialect | undefined {
   const pathname = url.split('?')[0] ?? ''
   if (pathname.includes('/_holdfast/') || /\/mcp$/.test(pathname)) return undefined
-  const at = pathname.search(/\/v1(\/|$)|\/api\/hello$/)
-  return at < 0 ? undefined : passThroughDialect(pathname.slice(at), headers)
+  return envelopeAt(pathname, headers)
 }
 
 /** A whole answer written straight to the socket (the request never became a ServerResponse). */

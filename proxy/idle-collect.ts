@@ -1,18 +1,16 @@
 /**
  * Memory given back when the server goes idle. V8 keeps the old-generation pages a burst of
  * requests grew until its next major collection, and an idle server allocates nothing that would
- * start one: after `npm run bench` the server thread still held 100–160 MB of heap at 10 s idle
- * (docs/benchmarks.md). And glibc's malloc keeps what the burst freed (request bodies, journal
- * copies, packs) resident inside its heaps. So once no request has been in flight for `idleMs`, one
- * full collection runs, then `malloc_trim(0)` (proxy/malloc-trim): 27–65 ms and 21–35 ms on the
- * server thread, 15–50 ms and 2–7 ms in the commit worker after a burst of 1 MB requests here
- * (`bench/phases.ts`, which prints health's `idle_collection_ms` and `malloc_trim_ms`; a thread's
- * first trim, which loads its FFI, took up to 145 ms). Not a
- * compacting collection: that gave back ≈ 50 MB more but took 200–280 ms (a patch not kept), a
- * pause a step arriving at that moment would wait out.
+ * start one; glibc's malloc keeps what the burst freed (request bodies, journal copies, packs)
+ * resident inside its heaps. So once no request has been in flight for `idleMs`, one full
+ * collection runs, then `malloc_trim(0)` (proxy/malloc-trim); health's `idle_collection_ms` and
+ * `malloc_trim_ms` say what each took. Not a compacting collection: its pause is one a step
+ * arriving at that moment would wait out. What each gives back and costs, and the command that
+ * measures it: docs/architecture.md#performance-devices.
  * Invariant: at most one collection and one trim per idle period, never while a request is in
- * flight, none without a step (a request that `grows`) since the last one. The collector is V8's
- * own `gc`, exposed at run time when node was not started with `--expose-gc`.
+ * flight, none without a step (a request that `grows`) since the last one; `idleMs` 0: never, and
+ * so no trim either. The collector is V8's own `gc`, exposed at run time when node was not started
+ * with `--expose-gc`.
  */
 import v8 from 'node:v8'
 import vm from 'node:vm'
@@ -48,7 +46,7 @@ export class IdleCollector {
 
   constructor(
     private readonly idleMs: number,
-    /** Default: V8's, reached at the first collection (reaching it makes a V8 context: ≈ 1.8 MB of RSS). */
+    /** Default: V8's, reached at the first collection (reaching it makes a V8 context). */
     private readonly collect: () => void = onFirstUse(fullCollection),
     /** Default: glibc's `malloc_trim(0)`, reached at the first trim; undefined where there is none (then no time is recorded). */
     private readonly trim: () => boolean | undefined = onFirstUse(() => mallocTrim()),

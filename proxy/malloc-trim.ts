@@ -1,15 +1,13 @@
 /**
  * glibc's `malloc_trim(0)`: the memory malloc keeps after a burst, given back to the system.
- * Why: a freed block of 1 MB or more (a request body, its journal copy, a pack) is not returned
- * once glibc has raised its mmap threshold; it stays resident between live blocks in malloc's heaps
- * (the main one and each thread's arena: 20–92 MB and 39–53 MB after the 1 MB phases of
- * `bench/phases.ts` here, after the idle collection). `free` never
- * returns the middle of a heap; `malloc_trim` does (it advises the kernel that every free page in
- * every arena can go). Run by the idle collector after its collection (`bench/phases.ts`: RSS at
- * 10 s idle 237–330 MB without it, 186–219 with it; health's `malloc_trim_ms` says what it took).
- * Reached through koffi (a maintained FFI with prebuilt binaries: no compiler at install), loaded
- * on first use (12–19 ms, 4 MB of RSS: the command in docs/benchmarks.md): an idle proxy that never
- * served a step never loads it.
+ * Why: a freed large block (a request body, its journal copy, a pack) is not returned once glibc
+ * has raised its mmap threshold; it stays resident between live blocks in malloc's heaps (the main
+ * one and each thread's arena). `free` never returns the middle of a heap; `malloc_trim` does (it
+ * advises the kernel that every free page in every arena can go). Run by the idle collector after
+ * its collection, so `limits.idle_collect_ms: 0` turns it off too; health's `malloc_trim_ms` says
+ * what it took. Reached through koffi (a maintained FFI with prebuilt binaries: no compiler at
+ * install), loaded on first use: an idle proxy that never served a step never loads it. What it
+ * gives back and costs, with the command: docs/architecture.md#performance-devices.
  * Invariant: a no-op where there is no glibc (macOS, Windows, musl) or koffi cannot load — never
  * an error.
  */

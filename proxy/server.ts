@@ -1,9 +1,9 @@
 /**
  * The only socket code: node:http in; it reads the request head, guards it, and hands off — a
- * recorded request (or count_tokens) to the pipeline, the rest of `/v1/` to pass-through, the
- * `/_holdfast/` admin surface, the MCP endpoint and the web view (`/ui/`) to theirs; what never
- * becomes a request (a parser refusal, CONNECT, a bogus Expect) to edge.ts, which answers on the
- * socket.
+ * recorded request (or count_tokens) to the pipeline, the other provider paths (the dialect
+ * registry's) to pass-through, the `/_holdfast/` admin surface, the MCP endpoint and the web view
+ * (`/ui/`) to theirs; what never becomes a request (a parser refusal, CONNECT, a bogus Expect) to
+ * edge.ts, which answers on the socket.
  * Invariant: every request is guarded (Host, token, Origin) before anything else; a refused or
  * malformed request changes nothing on disk.
  */

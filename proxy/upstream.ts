@@ -1,6 +1,6 @@
 /**
  * The one module that talks to providers, through one undici 7 agent: recorded requests (a
- * buffered body that may have changed) and everything else under `/v1/`, streamed unchanged.
+ * buffered body that may have changed) and every other provider path, streamed unchanged.
  * Invariant: what leaves here carries no hop-by-hop or `x-holdfast-*` header, a `Host` and
  * `content-length` that match what is sent, and the row's key when the row names `api_key_env`.
  */
@@ -25,7 +25,7 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ])
 
-/** The provider URL for an incoming `/v1/...` path (query kept), by the row's family. */
+/** The provider URL for an incoming provider path (query kept), by the row's family. */
 export function upstreamUrl(row: ProviderRow, incoming: string): URL {
   return rowFamily(row.dialect).upstreamUrl(row.base_url, incoming)
 }
@@ -122,8 +122,7 @@ export class Upstream {
 
   /**
    * Made at the first request, and undici loaded with it: a holdfast that has sent nothing does
-   * not carry it (RSS idle after start 80 → 71 MB; `node -e "require('undici')"` alone is 58 MB
-   * of RSS against node's 39).
+   * not carry it (what that saves and costs: docs/architecture.md#performance-devices).
    */
   private get agent(): Agent {
     if (this.pool) return this.pool

@@ -1,8 +1,8 @@
 /**
  * Sending an attempt's first step through the running proxy, exactly as a client would
- * (`/w/<ws>/a/<child>/v1/…`, routed by `x-holdfast-role`), and reporting its progress: waiting,
- * streaming (first byte), done or failed. Invariant: the proxy records and commits the step; this
- * module only reads the answer's stream to report on it.
+ * (`/w/<ws>/a/<child>` and the dialect's endpoint, routed by `x-holdfast-role`), and reporting its
+ * progress: waiting, streaming (first byte), done or failed. Invariant: the proxy records and
+ * commits the step; this module only reads the answer's stream to report on it.
  */
 import http from 'node:http'
 import { performance } from 'node:perf_hooks'

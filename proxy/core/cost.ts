@@ -99,7 +99,7 @@ export function estimateCost(
   const found = byLibrary(model, usage, provider)
   if (!found) return null
   // With nothing read from cache the unheld usage is the usage itself: nothing saved, and the
-  // library (17–18 µs a call here, docs/benchmarks.md) is not asked twice.
+  // library is not asked twice (what a call costs: docs/architecture.md#performance-devices).
   const saved =
     holdApplied && usage.cache_read_tokens > 0
       ? (byLibrary(model, unheld, provider)?.usd ?? found.usd) - found.usd

@@ -4,10 +4,10 @@
  * the same order, a repeated key's last value at its first place, `__proto__` an own key) or the
  * same exception — however it gets there.
  *
- * Why: V8 puts every string over 128 KB in a large-object page of its own, mapped afresh and
- * unmapped at the next garbage collection. Parsing a 1 MB body the plain way makes two such strings
- * (the text, then the message inside it), ≈ 250 page faults each at ≈ 10 µs a fault on this VM
- * (`bench/profile.ts 150 1 1000000`, docs/benchmarks.md). So a body over 2 × PIECE bytes is parsed in
+ * Why: V8 puts every large string in a large-object page of its own, mapped afresh and unmapped
+ * at the next garbage collection; parsing a large body the plain way makes two such strings (the
+ * text, then the message inside it), each paid for in page faults (the figures and the command:
+ * docs/architecture.md#performance-devices). So a body over twice PIECE bytes is parsed in
  * pieces of at most PIECE bytes: runs of small members or elements with one `JSON.parse` each, a
  * large value by recursing into it, and a long string as the concatenation of its pieces (a rope:
  * V8 keeps it in pieces until something needs it flat). The bytes between pieces (whitespace,

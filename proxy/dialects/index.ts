@@ -1,21 +1,26 @@
 /**
  * The dialects, registered once: `anthropic` (`/v1/messages`), `openai` (`/v1/chat/completions`)
- * and `responses` (`/v1/responses`). Everything that depends on which dialect a request speaks asks here
- * or asks the Dialect itself. Invariant: one stateless `Dialect` value per wire format; a path
- * that no dialect records is passed through to the row family its headers name.
+ * and `responses` (`/v1/responses`). Everything that depends on which dialect a request speaks asks
+ * here or asks the Dialect itself, the paths too: which are recorded, counted, passed through or
+ * probed, and which error envelope a path takes, composed from what each dialect declares.
+ * Invariant: one stateless `Dialect` value per wire format; no module outside `dialects/` knows a
+ * provider path.
  */
-import { anthropic, anthropicRows } from './anthropic'
-import { openai, openaiRows } from './openai'
+import { anthropic } from './anthropic'
+import { openai } from './openai'
+import { pathsOf } from './paths'
 import { responses } from './responses'
 import type { Dialect, DialectName, RowFamily } from './types'
 
 export { anthropic, openai }
+export type { DialectRoute, Paths } from './paths'
 export type { Dialect, DialectName, Facets, RowFamily } from './types'
 
 /** Every dialect, in the order their endpoints are matched. */
 export const DIALECTS: readonly Dialect[] = [anthropic, openai, responses]
 
-const ROW_FAMILIES: readonly RowFamily[] = [anthropicRows, openaiRows]
+/** The row families the dialects are sent to, once each. */
+const ROW_FAMILIES: readonly RowFamily[] = [...new Set(DIALECTS.map((d) => d.rows))]
 
 export function dialectByName(name: DialectName): Dialect
 export function dialectByName(name: string): Dialect | undefined
@@ -31,31 +36,6 @@ export function rowFamily(name: RowFamily['name']): RowFamily {
   return ROW_FAMILIES.find((f) => f.name === name) as RowFamily
 }
 
-/** The dialect whose recorded endpoint is `pathname`, if any. */
-export function recordedAt(pathname: string): Dialect | undefined {
-  return DIALECTS.find((d) => d.endpoint === pathname)
-}
-
-/** The dialect whose count-tokens endpoint is `pathname`, if any. */
-export function countsTokensAt(pathname: string): Dialect | undefined {
-  return DIALECTS.find((d) => d.countTokensEndpoint === pathname)
-}
-
-/**
- * The dialect (and so the row family and error envelope) of a provider path no dialect records
- * (`/v1/models`, `HEAD /api/hello`, …): anthropic when the request carries `anthropic-version` or
- * the path is one of its own, else openai.
- */
-export function passThroughDialect(
-  pathname: string,
-  headers: Readonly<Record<string, string | string[] | undefined>>,
-): Dialect {
-  const own = DIALECTS.find((d) => d.endpoint === pathname || d.countTokensEndpoint === pathname)
-  if (own) return own
-  const isAnthropic =
-    headers['anthropic-version'] !== undefined ||
-    pathname === '/api/hello' ||
-    pathname.startsWith('/v1/messages') ||
-    pathname.startsWith('/v1/complete')
-  return isAnthropic ? anthropic : openai
-}
+/** The registry's answers about paths, composed from what each dialect declares (paths.ts). */
+export const { recordedAt, countsTokensAt, passThroughDialect, routeAt, envelopeAt, PASS_THROUGH_PREFIXES } =
+  pathsOf(DIALECTS)

@@ -1,15 +1,18 @@
 /**
  * What the proxy knows about a wire format (a dialect), all of it behind this one interface: its
- * endpoint, the request fields it reads and their types, the parts that key the provider's cache,
- * its tool format, its answer (usage, stop reason, the assistant turn), an attempt's first request,
- * its error envelope, and the provider rows it is sent to (upstream path, auth header).
+ * endpoint and the provider paths it passes through, the request fields it reads and their types,
+ * the parts that key the provider's cache, its tool format, its answer (usage, stop reason, the
+ * assistant turn), an attempt's first request, its error envelope, and the provider rows it is
+ * sent to (upstream path, auth header).
  * Invariant: everything here is pure and works on already-parsed or already-decoded values; no
  * module outside `dialects/` compares a dialect's name.
  */
 import type { Json, JsonObject } from '../core/json'
-import type { Usage } from '../../generated/meta'
+import type { ProviderRow } from '../../generated/holdfast'
+import type { StepMeta, Usage } from '../../generated/meta'
 
-export type DialectName = 'anthropic' | 'openai' | 'responses'
+/** A dialect's name: the names meta.json may record (schemas/meta.schema.json `dialect`). */
+export type DialectName = StepMeta['dialect']
 
 /** The parts of a request that key the provider's prompt cache, in cache order. */
 export interface Facets {
@@ -70,7 +73,8 @@ export interface FirstRequestInput {
 
 /** The provider rows of one API family (`dialect:` of a row in holdfast.yaml). */
 export interface RowFamily {
-  readonly name: 'anthropic' | 'openai'
+  /** What a provider row's `dialect:` may say (schemas/holdfast.schema.json). */
+  readonly name: ProviderRow['dialect']
   /** The provider URL for an incoming `/v1/...` path, query kept (openai base URLs carry `/v1`). */
   upstreamUrl(baseUrl: string, incoming: string): URL
   /** The auth header a row's own key is sent in. */
@@ -79,12 +83,28 @@ export interface RowFamily {
   readonly priceProvider: string
 }
 
+/**
+ * The provider paths a dialect answers on besides its endpoints, passed through unrecorded to its
+ * rows. Paths several dialects declare are shared: a dialect whose `claims` match takes the
+ * request, else the one that claims nothing.
+ */
+export interface PassThroughPaths {
+  /** Prefixes ending in `/` (`/v1/`): every path under one is a provider path. */
+  readonly under: readonly string[]
+  /** Exact paths a client probes for connectivity (`/api/hello`): passed through on HEAD only. */
+  readonly probes: readonly string[]
+  /** What makes a shared path this dialect's: a request header it carries, or a path prefix (whole segments). */
+  readonly claims?: { readonly headers: readonly string[]; readonly prefixes: readonly string[] }
+}
+
 export interface Dialect {
   readonly name: DialectName
   /** The recorded endpoint (`/v1/messages`). */
   readonly endpoint: string
   /** An unrecorded endpoint that gets compose and the hold (anthropic `count_tokens`), if any. */
   readonly countTokensEndpoint?: string
+  /** The other provider paths it passes through (none: only its endpoints are its paths). */
+  readonly passThrough?: PassThroughPaths
   /** The provider rows this dialect is sent to; the row named after the family is its default. */
   readonly rows: RowFamily
   /** Headers holdfast adds when it makes a request of this dialect itself (dispatch). */

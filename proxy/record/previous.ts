@@ -1,6 +1,6 @@
 /**
  * The previous records the hold compares with, kept in memory: each agent's last recorded request
- * (so a 1 MB record is parsed once), within one byte budget over all agents — the least recently
+ * (so a large record is parsed once; docs/architecture.md#performance-devices), within one byte budget over all agents — the least recently
  * used agent's copy is dropped first and read from the record again next time (record/index).
  * Invariant: a kept copy is exactly what was recorded, slimmed to what the hold reads: of the
  * parse, the top-level fields, the system messages and the head; of the bytes, the `tools` value
@@ -39,7 +39,7 @@ export function slim(parsed: JsonObject): JsonObject {
 
 /**
  * `bytes` in memory of their own: a request read off a socket is often a view into a larger
- * buffer (64 KB reads), which a kept copy would otherwise hold alive, once per agent.
+ * buffer (a socket read), which a kept copy would otherwise hold alive, once per agent.
  */
 function own(bytes: Buffer): Buffer {
   if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) return bytes
@@ -56,7 +56,7 @@ const NO_TOOLS = { bytes: Buffer.from('{}'), top: { ok: true, keys: new Map(), o
  * What the hold reads of a request's bytes — its top-level `tools` value, re-sent byte for byte by
  * a held step — as the smallest request holding exactly those bytes (`{"tools":…}`, or `{}`
  * without tools), with its scan. In memory of its own: a small Buffer from Node's pool would keep
- * the pool's whole 8 KB slab alive, once per agent.
+ * the pool's whole slab alive, once per agent.
  */
 function toolsOnly(bytes: Buffer, top: ScannedTop): { bytes: Buffer; top: ScannedTop } {
   const span = top.keys.get('tools')

@@ -7,7 +7,8 @@
  * batch tip: a batch edits its own copy in place (a step is a push), never a cached one; within a
  * batch each agent tree after the first is the previous body with one entry spliced in, kept as
  * pieces of it (hashed over the whole tree, written as a delta on it, joined only when the pack
- * writes it whole). An empty batch writes nothing.
+ * writes it whole). An empty batch writes nothing. Why the trees are pieced:
+ * docs/architecture.md#performance-devices.
  */
 import { formatStep } from '../core/naming'
 import { stepSubject, stepOfSubject, STEPS_DIR, agentStepsPath, REQUEST_FILE } from './layout'
@@ -20,8 +21,8 @@ import {
   type GitObject,
   type Signature,
   treeBody,
-  writePack,
-} from '../store/git/pack'
+} from '../store/git/objects'
+import { writePack } from '../store/git/pack'
 import { Lru, type Repo, type TreeEntry } from '../store/git/repo'
 import { casRef, readRef, RefConflict } from '../store/git/refs'
 import { agentRef, configRef, DEFAULT_LINEAGE } from '../store/home'
@@ -119,7 +120,7 @@ class SortedTree {
 
 /**
  * One tree entry's bytes, in a buffer of its own: kept for as long as the tree is cached, it must
- * not pin a shared 8 KB pool slab (thousands of them did, 40 MB in a long run).
+ * not pin a shared pool slab (thousands of them did, in a long run).
  */
 function line(e: TreeEntry): Buffer {
   const head = `${e.mode.replace(/^0+/, '')} ${e.path}\0`

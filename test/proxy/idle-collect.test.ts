@@ -129,6 +129,14 @@ describe('IdleCollector', () => {
     jest.advanceTimersByTime(60_000)
     expect([stopped.count(), never.count()]).toEqual([0, 0])
   })
+
+  it('at an idle time of 0 neither collects nor trims malloc’s heaps, however many steps came (limits.idle_collect_ms: 0)', () => {
+    const never = counting(0)
+    for (let i = 0; i < 5; i++) request(never.idle)
+    jest.advanceTimersByTime(60_000)
+    expect(never.ran).toEqual([])
+    expect([never.idle.lastCollectionMs, never.idle.lastTrimMs]).toEqual([undefined, undefined])
+  })
 })
 
 describe('fullCollection', () => {

@@ -6,9 +6,15 @@
  * launches it closes it.
  */
 import { type Browser, type BrowserContext, chromium } from 'playwright-core'
+import { loadConfig } from '../../proxy/store/config'
 import { ensureTokenFile, homeToken } from '../../proxy/store/token'
 import { makeTicket } from '../../proxy/view/auth'
-import type { Proxy } from './harness'
+
+/** The proxy a page is opened on: its URL and its home (the harness's, or a bench's `holdfast serve`). */
+export interface Served {
+  url: string
+  home: string
+}
 
 export const CHROMIUM = process.env.HOLDFAST_CHROMIUM ?? '/usr/bin/chromium'
 
@@ -40,9 +46,9 @@ export async function launchBrowser(): Promise<TestBrowser> {
 }
 
 /** The secret the proxy's view signs with (the configured token, else the home's token file). */
-export const viewSecretOf = (p: Proxy): string =>
-  homeToken(p.home, p.server.ctx.config) ?? ensureTokenFile(p.home)
+export const viewSecretOf = (p: Pick<Served, 'home'>): string =>
+  homeToken(p.home, loadConfig(p.home)) ?? ensureTokenFile(p.home)
 
 /** The link `holdfast open --print` prints for `path` (`/ui/…`). */
-export const signInUrl = (p: Proxy, path: string): string =>
+export const signInUrl = (p: Served, path: string): string =>
   `${p.url}${path}?ticket=${makeTicket(viewSecretOf(p))}`

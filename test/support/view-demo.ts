@@ -5,9 +5,19 @@
  * config/default for Fork from here. Invariant: every step goes through `holdfast serve`'s HTTP
  * endpoint as a client sends it; nothing is written around the proxy.
  */
+import { loadConfig } from '../../proxy/store/config'
 import { setRole } from '../../proxy/store/config/edit'
 import { openRepo } from '../../proxy/store/git'
-import type { Proxy } from './harness'
+
+/** What the demo needs of a running proxy: the test harness's, or a bench's `holdfast serve` (bench/procs). */
+export interface Running {
+  url: string
+  home: string
+  /** The bare repository of workspace `ws`. */
+  repo(ws?: string): string
+  /** Resolves once every answered step is committed. */
+  settled(): Promise<unknown>
+}
 
 export const KEY_ENV = 'HF_VIEW_KEY'
 
@@ -31,7 +41,7 @@ export interface Sent {
 
 /** Send one anthropic step for `agent` in `ws`, as a client would. */
 export async function sendStep(
-  p: Proxy,
+  p: Pick<Running, 'url'>,
   ws: string,
   agent: string,
   body: Record<string, unknown>,
@@ -101,7 +111,7 @@ export function mainStep(i: number, tools: string[], edited = false): Record<str
  * Record the demo workspace `ws`: main 001–006 (003 drops a tool: held; 005 edits the system: a
  * miss), `main.sub-ab12` (two steps), `main.aux` (one). Declares roles reviewer and writer.
  */
-export async function recordDemo(p: Proxy, ws = 'demo'): Promise<void> {
+export async function recordDemo(p: Running, ws = 'demo'): Promise<void> {
   const all = ['Read', 'Write', 'Bash', 'notes_search']
   const less = ['Read', 'Write', 'Bash']
   const plan: [number, string[], boolean][] = [
@@ -126,7 +136,7 @@ export async function recordDemo(p: Proxy, ws = 'demo'): Promise<void> {
     messages: [{ role: 'user', content: 'A five-word title for this conversation?' }],
   })
   await p.settled()
-  const rows = p.server.ctx.config.providers
+  const rows = loadConfig(p.home).providers
   const repo = openRepo(p.repo(ws))
   await setRole(repo, 'default', 'reviewer', { provider: 'keyed', model: 'claude-haiku-4-5' }, rows)
   await setRole(repo, 'default', 'writer', { provider: 'keyed', model: 'claude-opus-4-5' }, rows)

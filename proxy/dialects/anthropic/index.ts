@@ -58,6 +58,12 @@ export const anthropic: Dialect = {
   name: 'anthropic',
   endpoint: '/v1/messages',
   countTokensEndpoint: '/v1/messages/count_tokens',
+  /** The rest of `/v1/` beside openai's, and Claude Code's connectivity probe (`HEAD /api/hello`). */
+  passThrough: {
+    under: ['/v1/'],
+    probes: ['/api/hello'],
+    claims: { headers: ['anthropic-version'], prefixes: ['/v1/messages', '/v1/complete'] },
+  },
   rows: anthropicRows,
   transcriptField: 'messages',
   requiredHeaders: { 'anthropic-version': '2023-06-01' },

@@ -51,6 +51,8 @@ function systemEnd(messages: readonly Json[]): number {
 export const openai: Dialect = {
   name: 'openai',
   endpoint: '/v1/chat/completions',
+  /** The rest of `/v1/` that anthropic does not claim (`/v1/models`, `/v1/embeddings`, …). */
+  passThrough: { under: ['/v1/'], probes: [] },
   rows: openaiRows,
   transcriptField: 'messages',
   requiredHeaders: {},

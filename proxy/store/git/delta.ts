@@ -2,7 +2,7 @@
  * Git deltas (https://git-scm.com/docs/pack-format#_deltified_representation): how an object is
  * made from a base by copying ranges of it and inserting new bytes. `deltaOf` finds them for a
  * step's request against the previous one — the same bytes with a breakpoint moved and messages
- * added — in time near the size of what changed: runs of equal bytes are measured by comparing
+ * added — in time near the size of what changed: runs of equal bytes are found by comparing
  * whole blocks natively, and the places where the two part and meet again are found with native
  * searches for a short anchor, never by hashing every position. Pure: buffers in, buffers out.
  */
@@ -86,8 +86,8 @@ const MAX_MISSES = 8
 
 /**
  * How many bytes `a` from `ai` and `b` from `bi` have in common (at most `cap`). Compared natively
- * in blocks that double while they match and halve where they do not, then byte by byte: a run of
- * 800 KB is a few dozen comparisons, not one per 4 KB.
+ * in blocks that double while they match and halve where they do not, then byte by byte: a long
+ * run takes a number of comparisons logarithmic in its length, not one per block.
  */
 export function commonRun(a: Buffer, ai: number, b: Buffer, bi: number, cap = Infinity): number {
   const max = Math.min(a.length - ai, b.length - bi, cap)
@@ -138,7 +138,7 @@ export function deltaOf(base: Buffer, target: Buffer): Buffer {
     let j = base.indexOf(anchor, bi)
     if (j < 0 && bi > 0) j = base.subarray(0, bi + ANCHOR).indexOf(anchor)
     const k = bi + ANCHOR <= base.length ? target.indexOf(base.subarray(bi, bi + ANCHOR), ti + 1) : -1
-    // Compared up to a bound: the winner's run is measured whole when it is copied.
+    // Compared up to a bound: the winner's run is counted whole when it is copied.
     const runJ = j >= 0 ? commonRun(base, j, target, ti, DECIDE) : 0
     const runK = k >= 0 ? commonRun(base, bi, target, k, DECIDE) : 0
     if (runJ > 0 || runK > 0) {

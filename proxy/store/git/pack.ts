@@ -10,169 +10,16 @@ import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { fsyncDir, writeFileAtomicSync } from '../atomic'
+import { spliceDelta } from './delta'
+import { type GitObject, type ObjectType, sizeOf } from './objects'
 
-export type ObjectType = 'blob' | 'tree' | 'commit'
-/**
- * How an object differs from `base`: `base`'s first `prefix` bytes, then `insert`, then `base`'s
- * bytes after `prefix + skip`.
- */
-export interface Edit {
-  base: GitObject
-  prefix: number
-  skip: number
-  insert: Buffer
-}
-
-export interface GitObject {
-  type: ObjectType
-  body: Buffer
-  /** The body's length, when reading `body` would join it (a pieced object's). */
-  size?: number
-  oid: string
-  /** When its base is written earlier in the same pack, the object is written as a delta on it (a tree with one entry added: a few dozen bytes). */
-  edit?: Edit
-}
-
+/** The pack entry header: type and size, size in 4 + 7·n bits, little-endian groups. */
 const TYPE_CODE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 }
 /** The pack entry type of a delta whose base is named by its offset in the same pack. */
 const OFS_DELTA = 6
 /** Longest chain of deltas written (a reader applies them all to get the object back). */
 const MAX_DELTA_DEPTH = 16
 
-/** An object and its id: SHA-1 of `<type> <size>\0<body>`. */
-export function gitObject(type: ObjectType, body: Buffer): GitObject {
-  const oid = createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest('hex')
-  return { type, body, oid }
-}
-
-/** An object's body length, without joining a pieced body. */
-export const sizeOf = (o: GitObject): number => o.size ?? o.body.length
-
-/**
- * An object whose body is given in pieces (an agent's tree with one entry spliced in): hashed piece
- * by piece, and joined into one buffer only if something reads `body` (the pack writes it whole),
- * so a long agent's batch does not copy its steps tree once per step.
- */
-export class PiecedObject implements GitObject {
-  readonly oid: string
-  readonly size: number
-  edit?: Edit
-  #body: Buffer | undefined
-
-  constructor(
-    readonly type: ObjectType,
-    readonly pieces: readonly Buffer[],
-  ) {
-    this.size = pieces.reduce((n, p) => n + p.length, 0)
-    const hash = createHash('sha1').update(`${type} ${this.size}\0`)
-    for (const p of pieces) hash.update(p)
-    this.oid = hash.digest('hex')
-  }
-
-  get body(): Buffer {
-    return (this.#body ??= Buffer.concat(this.pieces, this.size))
-  }
-}
-
-/**
- * `base` with one edit applied, as pieces of it (see PiecedObject), written as a delta on `base`
- * when `base` is earlier in the same pack.
- */
-export function edited(base: GitObject, e: Omit<Edit, 'base'>): PiecedObject {
-  const pieces = base instanceof PiecedObject ? base.pieces : [base.body]
-  const o = new PiecedObject(base.type, splicePieces(pieces, e.prefix, e.skip, e.insert))
-  o.edit = { base, ...e }
-  return o
-}
-
-/** Pieces shorter than this are joined with a short neighbour: an agent's batch appends ~31 bytes a step. */
-const JOIN_BELOW = 4096
-
-/**
- * `pieces` (`size` bytes in all) with `skip` bytes at `prefix` replaced by `insert`: the pieces of
- * the edited body, sharing the unchanged ones (nothing large is copied).
- */
-export function splicePieces(
-  pieces: readonly Buffer[],
-  prefix: number,
-  skip: number,
-  insert: Buffer,
-): Buffer[] {
-  const out: Buffer[] = []
-  let at = 0
-  let i = 0
-  // The pieces wholly before the edit.
-  for (; i < pieces.length && at + (pieces[i] as Buffer).length <= prefix; i++) {
-    out.push(pieces[i] as Buffer)
-    at += (pieces[i] as Buffer).length
-  }
-  // The piece the edit starts in: its head, the insert, then what is left after the skipped bytes.
-  let drop = prefix - at + skip
-  const head = i < pieces.length ? (pieces[i] as Buffer).subarray(0, prefix - at) : undefined
-  if (head && head.length > 0) out.push(head)
-  if (insert.length > 0) out.push(insert)
-  for (; i < pieces.length; i++) {
-    const p = pieces[i] as Buffer
-    if (drop >= p.length) {
-      drop -= p.length
-      continue
-    }
-    out.push(drop > 0 ? p.subarray(drop) : p)
-    drop = 0
-  }
-  // Short neighbours joined: the appended entries of a batch stay one piece.
-  const joined: Buffer[] = []
-  for (const p of out) {
-    const last = joined[joined.length - 1]
-    if (last && last.length < JOIN_BELOW && p.length < JOIN_BELOW)
-      joined[joined.length - 1] = Buffer.concat([last, p])
-    else joined.push(p)
-  }
-  return joined
-}
-
-/** A tree entry as isomorphic-git reads it (`040000` for a tree); any mode is kept as it was. */
-export interface TreeItem {
-  mode: string
-  path: string
-  oid: string
-  type: string
-}
-
-/** git's tree order: by name, a directory compared as if its name ended in `/`. */
-function treeKey(e: TreeItem): string {
-  return e.type === 'tree' ? `${e.path}/` : e.path
-}
-
-/** A tree object's body; modes are written as git writes them (`40000`, no leading zero). */
-export function treeBody(entries: readonly TreeItem[]): Buffer {
-  const sorted = [...entries].sort((a, b) => Buffer.compare(Buffer.from(treeKey(a)), Buffer.from(treeKey(b))))
-  const parts: Buffer[] = []
-  for (const e of sorted) {
-    parts.push(Buffer.from(`${e.mode.replace(/^0+/, '')} ${e.path}\0`), Buffer.from(e.oid, 'hex'))
-  }
-  return Buffer.concat(parts)
-}
-
-export interface Signature {
-  name: string
-  email: string
-  /** Seconds since the epoch. */
-  timestamp: number
-}
-
-export function commitBody(
-  tree: string,
-  parents: readonly string[],
-  who: Signature,
-  message: string,
-): Buffer {
-  const sig = `${who.name} <${who.email}> ${who.timestamp} +0000`
-  const lines = [`tree ${tree}`, ...parents.map((p) => `parent ${p}`), `author ${sig}`, `committer ${sig}`]
-  return Buffer.from(`${lines.join('\n')}\n\n${message.endsWith('\n') ? message : `${message}\n`}`)
-}
-
-/** The pack entry header: type and size, size in 4 + 7·n bits, little-endian groups. */
 function entryHeader(type: number, size: number): Buffer {
   const bytes: number[] = []
   let byte = (type << 4) | (size & 0x0f)
@@ -193,7 +40,7 @@ const STORE_BELOW = 512
  * An object's zlib stream (RFC 1950). Small objects are stored: a header, one uncompressed block
  * and the Adler-32, made here without setting up a compressor. Others go through zlib with a
  * window and hash sized to the object (a stream declares its window and any inflater reads it), so
- * a 2 KB meta does not pay for 256 KB of deflate state: blobs and commits deflated at level 1,
+ * a small meta does not pay for zlib's full-size state: blobs and commits deflated at level 1,
  * trees at level 0 (stored blocks): a tree is mostly 20-byte object ids, which do not compress, so
  * deflating one costs time for nothing.
  * https://www.rfc-editor.org/rfc/rfc1950 https://www.rfc-editor.org/rfc/rfc1951#section-3.2.4
@@ -226,60 +73,6 @@ function adler32(b: Buffer): number {
     s = (s + a) % 65521
   }
   return ((s << 16) | a) >>> 0
-}
-
-/** A size in a delta's header: 7 bits a byte, least significant first. */
-function deltaSize(n: number): number[] {
-  const out: number[] = []
-  do {
-    let byte = n & 0x7f
-    n = Math.floor(n / 128)
-    if (n > 0) byte |= 0x80
-    out.push(byte)
-  } while (n > 0)
-  return out
-}
-
-/** Delta instructions copying `size` bytes of the base from `offset` (at most 0xffffff a copy). */
-function copyOps(offset: number, size: number): number[] {
-  const out: number[] = []
-  while (size > 0) {
-    const n = Math.min(size, 0xffffff)
-    const op = out.length
-    out.push(0x80)
-    for (let i = 0; i < 4; i++) {
-      const b = Math.floor(offset / 2 ** (8 * i)) & 0xff
-      if (b !== 0) {
-        out[op] = (out[op] as number) | (1 << i)
-        out.push(b)
-      }
-    }
-    for (let i = 0; i < 3; i++) {
-      const b = (n >> (8 * i)) & 0xff
-      if (b !== 0) {
-        out[op] = (out[op] as number) | (0x10 << i)
-        out.push(b)
-      }
-    }
-    offset += n
-    size -= n
-  }
-  return out
-}
-
-/**
- * A git delta (https://git-scm.com/docs/pack-format#_deltified_representation) making an object
- * of `targetSize` bytes from the edit's base: copy the prefix, insert the new bytes (at most 127 an instruction), copy the rest.
- */
-function delta({ base, prefix, skip, insert }: Edit, targetSize: number): Buffer {
-  const head = [...deltaSize(sizeOf(base)), ...deltaSize(targetSize), ...copyOps(0, prefix)]
-  const parts: Buffer[] = [Buffer.from(head)]
-  for (let at = 0; at < insert.length; at += 127) {
-    const piece = insert.subarray(at, at + 127)
-    parts.push(Buffer.from([piece.length]), piece)
-  }
-  parts.push(Buffer.from(copyOps(prefix + skip, sizeOf(base) - prefix - skip)))
-  return Buffer.concat(parts)
 }
 
 /** The distance back to a delta's base, as OFS_DELTA writes it (7 bits a byte, most significant first, +1 per continuation). */
@@ -329,7 +122,7 @@ export function writePack(
     let data: Buffer
     let depth = 0
     if (o.edit && base && base.depth < MAX_DELTA_DEPTH) {
-      const d = delta(o.edit, sizeOf(o))
+      const d = spliceDelta(sizeOf(o.edit.base), o.edit.prefix, o.edit.skip, o.edit.insert, sizeOf(o))
       header = Buffer.concat([entryHeader(OFS_DELTA, d.length), baseDistance(offset - base.offset)])
       data = deflate('blob', d)
       depth = base.depth + 1

@@ -96,7 +96,7 @@ const nodeFs: PromiseFsClient = {
 /**
  * The fs client for isomorphic-git: Node's fs with crash-safe writeFile and mkdir that tolerates
  * EEXIST. Handed over already wrapped in isomorphic-git's FileSystem: a plain client is re-wrapped
- * on every call, probing `readFile()` twice (≈0.35 ms per call, 8 calls per commit).
+ * on every call, probing `readFile()` twice (docs/architecture.md#performance-devices).
  */
 const repoFs = new FileSystem(nodeFs) as unknown as FsClient
 

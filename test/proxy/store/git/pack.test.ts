@@ -1,12 +1,9 @@
 /**
- * store/git/pack: objects hashed as git hashes them and written as one packfile + v2 index per batch.
- * Covers: object ids equal `git hash-object`, tree bodies sort and write modes as `git mktree`,
- * commit bodies are what git would store, and a pack (small stored objects, deflated large ones,
+ * store/git/pack: objects written as one packfile + v2 index per batch. Covers: a pack (small stored objects, deflated large ones,
  * every size boundary of the entry header, duplicates) is read by `git cat-file`, verified by
  * `git verify-pack` and fsck-clean, read-only, with nothing left behind and nothing for an empty batch;
  * trees are stored, and an object that edits an earlier one in the pack is written as a delta;
- * an object given in pieces has the id and bytes of its joined body, and an edit spliced into
- * pieces gives the bytes the edit gives the joined body.
+ * an object given in pieces has the id and bytes of its joined body.
  */
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
@@ -19,9 +16,8 @@ import {
   splicePieces,
   treeBody,
   type TreeItem,
-  writePack,
-} from '../../../../proxy/store/git/pack'
-import { rng } from '../../../support/fuzz'
+} from '../../../../proxy/store/git/objects'
+import { writePack } from '../../../../proxy/store/git/pack'
 import { getTree } from '../../../../proxy/store/git/read'
 import { Lru, openRepo, type TreeEntry } from '../../../../proxy/store/git/repo'
 import { git, gitBytes, packFiles, tempDir, tempLeftovers } from '../git.support'
@@ -34,59 +30,6 @@ beforeEach(() => {
   git(dir, 'init', '-q', '--bare', gitdir)
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
-
-describe('object ids', () => {
-  it('hashes a blob exactly as git hash-object does, whatever its bytes', () => {
-    for (const body of [
-      Buffer.alloc(0),
-      Buffer.from('hello\n'),
-      Buffer.from([0, 0xff, 0x0a, 0x0d]),
-      randomBytes(3000),
-    ]) {
-      const expected = gitBytes(dir, ['hash-object', '--stdin'], body).toString().trim()
-      expect(gitObject('blob', body).oid).toBe(expected)
-    }
-  })
-})
-
-describe('treeBody', () => {
-  it('sorts entries as git does (a directory as if its name ended in "/") and writes 40000 for a tree', () => {
-    const blob = gitObject('blob', Buffer.from('x')).oid
-    const sub = gitObject('tree', Buffer.alloc(0)).oid
-    // Given in an order git would not keep; "a" the directory sorts after "a.b" ('/' > '.').
-    const items: TreeItem[] = [
-      { mode: '040000', path: 'a', oid: sub, type: 'tree' },
-      { mode: '100644', path: 'a.b', oid: blob, type: 'blob' },
-      { mode: '100755', path: 'a-b', oid: blob, type: 'blob' },
-      { mode: '120000', path: 'Z', oid: blob, type: 'blob' },
-      { mode: '100644', path: 'a0', oid: blob, type: 'blob' },
-    ]
-    const mktree = items.map((i) => `${i.mode} ${i.type} ${i.oid}\t${i.path}\n`).join('')
-    // `--missing`: mktree checks no object exists, it only hashes the tree it is given.
-    const expected = gitBytes(gitdir, ['mktree', '--missing'], mktree).toString().trim()
-    const body = treeBody(items)
-    expect(gitObject('tree', body).oid).toBe(expected)
-    expect(body.subarray(0, 6).toString()).toBe('120000') // "Z" (0x5a) first, mode kept as given
-    expect(body.includes(Buffer.from('40000 a\0'))).toBe(true)
-    expect(body.includes(Buffer.from('040000'))).toBe(false)
-    expect(treeBody([...items].reverse()).equals(body)).toBe(true)
-  })
-})
-
-describe('commitBody', () => {
-  it('writes tree, parents, author and committer at +0000, and ends the message with one newline', () => {
-    const tree = gitObject('tree', Buffer.alloc(0)).oid
-    const who = { name: 'Ada', email: 'ada@example.com', timestamp: 1_700_000_000 }
-    const p1 = 'a'.repeat(40)
-    const p2 = 'b'.repeat(40)
-    expect(commitBody(tree, [p1, p2], who, 'subject\n\nbody').toString()).toBe(
-      `tree ${tree}\nparent ${p1}\nparent ${p2}\n` +
-        'author Ada <ada@example.com> 1700000000 +0000\n' +
-        'committer Ada <ada@example.com> 1700000000 +0000\n\nsubject\n\nbody\n',
-    )
-    expect(commitBody(tree, [], who, 'm\n').toString().endsWith('\n\nm\n')).toBe(true)
-  })
-})
 
 describe('writePack', () => {
   it('writes a pack git reads object by object and verifies, with every header size boundary', () => {
@@ -190,34 +133,6 @@ describe('writePack', () => {
     expect((await getTree(repo, v3.oid)).map((e) => e.path)).toEqual(
       [...entries.filter((_, i) => i !== 10), end, middle, swap].map((e) => e.path).sort(),
     )
-  })
-
-  it('splices an edit into pieces as into their joined bytes, at any place, and keeps the unchanged pieces', () => {
-    const random = rng(14)
-    const int = (n: number): number => Math.floor(random() * n)
-    for (let round = 0; round < 300; round++) {
-      // Pieces of every size, large ones among them (an agent's first tree), then edits on edits.
-      let pieces: Buffer[] = Array.from({ length: 1 + int(4) }, () =>
-        randomBytes(int(3) === 0 ? 5000 + int(70_000) : 1 + int(300)),
-      )
-      let whole: Buffer = Buffer.concat(pieces)
-      for (let e = 0; e < 8; e++) {
-        const prefix = int(whole.length + 1)
-        const skip = int(3) === 0 ? int(Math.min(40, whole.length - prefix) + 1) : 0
-        const insert = randomBytes(int(2) === 0 ? 31 : int(200))
-        const next = splicePieces(pieces, prefix, skip, insert)
-        const expected = Buffer.concat([whole.subarray(0, prefix), insert, whole.subarray(prefix + skip)])
-        expect(Buffer.concat(next).equals(expected)).toBe(true)
-        // A large piece the edit did not touch is kept as it is, not copied.
-        let at = 0
-        for (const p of pieces) {
-          if (p.length >= 4096 && (at + p.length <= prefix || at >= prefix + skip)) expect(next).toContain(p)
-          at += p.length
-        }
-        pieces = next
-        whole = expected
-      }
-    }
   })
 
   it('gives an object in pieces the id and bytes of its joined body, and git reads it written whole or as a delta', () => {

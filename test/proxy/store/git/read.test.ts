@@ -7,7 +7,8 @@
  */
 import fs from 'node:fs'
 import { commitFiles } from '../../../../proxy/store/git'
-import { gitObject, writePack } from '../../../../proxy/store/git/pack'
+import { gitObject } from '../../../../proxy/store/git/objects'
+import { writePack } from '../../../../proxy/store/git/pack'
 import { Lru, type Repo } from '../../../../proxy/store/git/repo'
 import { casRef } from '../../../../proxy/store/git/refs'
 import {

@@ -1,0 +1,329 @@
+/**
+ * A long conversation, as Claude Code sends one: each step is the previous request plus an
+ * assistant message (text and a `tool_use`) and a user message (a `tool_result` of a few KB of
+ * file-like text), the `cache_control` breakpoint moved to the new last block; ~41 KB at step 1 (7
+ * KB of system in two blocks, 18 tools ≈ 32 KB) growing by ~5 KB a step (~800 KB at step 150);
+ * `stream: true`; no pause between steps. Direct, the bare forwarder and holdfast take turns step by
+ * step with the same bytes (one agent), then `agents` such conversations run at once through the
+ * bare forwarder and through holdfast. Prints markdown: added p50 over direct and CPU per step
+ * (all threads, commits included) early and late, as ratios to the bare forwarder; the repository
+ * right after the last commit (no repack) against the final request; the journal left; and the CPU
+ * holdfast spends once the steps are done (maintenance) against the steps' own.
+ *
+ * `npm run build && node -r ./scripts/register.js bench/long.ts [steps=150] [agents=8]`; `npm run
+ * bench` runs it too. Asserts nothing.
+ */
+import fs from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import { type Proc, cpuMs, health, pct, postTimed, startBare, startFake, startHoldfast } from './procs'
+
+/** A deterministic generator (mulberry32): the same conversation every run. */
+function random(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const WORDS =
+  'const let return function import export from if else for while await async type interface string number boolean null undefined true false this new class extends implements private readonly public static void Promise Buffer error result value index length push map filter reduce join split slice path file agent step commit record journal request response'.split(
+    ' ',
+  )
+
+/** `bytes` of source-code-like text: indented lines of identifiers and punctuation. */
+function codeText(rand: () => number, bytes: number): string {
+  const lines: string[] = []
+  let n = 0
+  while (n < bytes) {
+    const indent = '  '.repeat(Math.floor(rand() * 4))
+    const words = Array.from(
+      { length: 3 + Math.floor(rand() * 8) },
+      () => WORDS[Math.floor(rand() * WORDS.length)],
+    )
+    const line = `${indent}${words.join(rand() < 0.5 ? ' ' : '.')}${rand() < 0.3 ? ' {' : rand() < 0.5 ? ';' : ')'}`
+    lines.push(line)
+    n += line.length + 1
+  }
+  return lines.join('\n').slice(0, bytes)
+}
+
+type Block = Record<string, unknown>
+interface Message {
+  role: 'user' | 'assistant'
+  content: Block[]
+}
+
+/** The conversation's request at each step, built incrementally (step i's request as bytes). */
+export class Conversation {
+  private readonly rand: () => number
+  private readonly system: Block[]
+  private readonly tools: Block[]
+  private readonly messages: Message[]
+  private n = 0
+
+  constructor(seed: number) {
+    this.rand = random(seed)
+    this.system = [
+      { type: 'text', text: `You are an agent. ${codeText(this.rand, 3000)}` },
+      { type: 'text', text: codeText(this.rand, 4000), cache_control: { type: 'ephemeral' } },
+    ]
+    this.tools = Array.from({ length: 18 }, (_, i) => ({
+      name: `Tool${i}`,
+      description: codeText(this.rand, 1400),
+      input_schema: {
+        type: 'object',
+        properties: {
+          file_path: { type: 'string', description: codeText(this.rand, 120) },
+          pattern: { type: 'string', description: codeText(this.rand, 120) },
+        },
+        required: ['file_path'],
+      },
+    }))
+    this.messages = [
+      { role: 'user', content: [{ type: 'text', text: `Task ${seed}: fix the failing test.` }] },
+    ]
+  }
+
+  /** The next step's request: the previous one plus a tool call and its result (none at step 1). */
+  next(): Buffer {
+    this.n++
+    if (this.n > 1) {
+      const id = `toolu_${String(this.n).padStart(6, '0')}`
+      this.messages.push({
+        role: 'assistant',
+        content: [
+          { type: 'text', text: `Step ${this.n}: ${codeText(this.rand, 200)}` },
+          { type: 'tool_use', id, name: 'Tool0', input: { file_path: `/src/file${this.n}.ts` } },
+        ],
+      })
+      this.messages.push({
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: id, content: codeText(this.rand, 4700) }],
+      })
+    }
+    // The breakpoint moves to the new last block.
+    for (const m of this.messages) for (const b of m.content) delete b.cache_control
+    const last = this.messages.at(-1) as Message
+    ;(last.content.at(-1) as Block).cache_control = { type: 'ephemeral' }
+    return Buffer.from(
+      JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 64,
+        stream: true,
+        system: this.system,
+        tools: this.tools,
+        messages: this.messages,
+      }),
+    )
+  }
+}
+
+/** Bytes of every file under `dir` (0 when it does not exist). */
+function duBytes(dir: string): number {
+  if (!fs.existsSync(dir)) return 0
+  let total = 0
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name)
+    total += e.isDirectory() ? duBytes(p) : fs.statSync(p).size
+  }
+  return total
+}
+
+async function committed(hf: Proc): Promise<void> {
+  for (;;) {
+    const h = await health<{ agents: { next_step: number; committed: number }[] }>(hf)
+    if (h.agents.every((a) => a.committed === a.next_step - 1)) return
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+/** CPU ms of `pid` and of its live descendants (a `git` it runs counts before it is reaped). */
+function treeCpuMs(pid: number): number {
+  const parent = new Map<number, number>()
+  const fields = (p: number | string): string[] =>
+    fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ').slice(-1)[0]?.split(' ') ?? []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      parent.set(Number(name), Number(fields(name)[1]))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const within = (p: number): boolean => {
+    for (let q = parent.get(p); q !== undefined && q > 1; q = parent.get(q)) if (q === pid) return true
+    return false
+  }
+  let total = cpuMs(pid)
+  for (const p of parent.keys()) {
+    if (p === pid || !within(p)) continue
+    try {
+      const f = fields(p)
+      total += (Number(f[11]) + Number(f[12])) * 10
+    } catch {
+      // gone meanwhile: its time is its parent's once reaped
+    }
+  }
+  return total
+}
+
+/**
+ * CPU ms `pid` and its children spend from now until they spend none for `quietMs` (at most
+ * `capMs`): longer than the commit worker's wait before it merges a quiet workspace's packs (2 s).
+ */
+async function cpuUntilQuiet(
+  pid: number,
+  quietMs = 8000,
+  capMs = 180_000,
+): Promise<{ cpu: number; ms: number }> {
+  const c0 = treeCpuMs(pid)
+  const t0 = Date.now()
+  let last = c0
+  let since = Date.now()
+  while (Date.now() - t0 < capMs) {
+    await new Promise((r) => setTimeout(r, 250))
+    const now = treeCpuMs(pid)
+    if (now !== last) {
+      last = now
+      since = Date.now()
+    } else if (Date.now() - since >= quietMs) break
+  }
+  return { cpu: last - c0, ms: since - t0 }
+}
+
+const MB = (n: number): string => (n / 1048576).toFixed(2)
+const f = (x: number): string => (Number.isNaN(x) ? '-' : Math.abs(x) < 10 ? x.toFixed(2) : x.toFixed(1))
+
+/** The workload against running processes; `home` is holdfast's (for its repository and journal). */
+export async function longConversation(
+  fake: Proc,
+  bare: Proc,
+  hf: Proc,
+  home: string,
+  steps = 150,
+  agents = 8,
+): Promise<string[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+  const early = Math.min(30, steps)
+  const lateFrom = Math.max(1, steps - 29)
+  // One agent: direct, bare and holdfast take turns, step by step, with the same bytes.
+  const conv = new Conversation(1)
+  const added = { bare: [] as number[], hf: [] as number[] }
+  const cpu = { bare: { early: 0, late: 0 }, hf: { early: 0, late: 0 } }
+  let finalBytes = 0
+  // CPU over a range of steps: every commit before it landed at its start, and its own at its end.
+  let mark = { bare: 0, hf: 0 }
+  for (let i = 1; i <= steps; i++) {
+    if (i === 1 || i === lateFrom) {
+      await committed(hf)
+      mark = { bare: cpuMs(bare.pid), hf: cpuMs(hf.pid) }
+    }
+    const b = conv.next()
+    finalBytes = b.length
+    const d = await postTimed(agent, `${fake.url}/v1/messages`, b)
+    const r = await postTimed(agent, `${bare.url}/v1/messages`, b)
+    const h = await postTimed(agent, `${hf.url}/w/long1/a/main/v1/messages`, b)
+    added.bare.push(r.total - d.total)
+    added.hf.push(h.total - d.total)
+    if (i === early || i === steps) {
+      await committed(hf)
+      const range = i === early ? 'early' : 'late'
+      cpu.bare[range] = cpuMs(bare.pid) - mark.bare
+      cpu.hf[range] = cpuMs(hf.pid) - mark.hf
+    }
+    if (i % 25 === 0)
+      process.stderr.write(`long conversation: step ${i} of ${steps}, ${Math.round(b.length / 1000)} KB\n`)
+  }
+  const repo1 = duBytes(path.join(home, 'workspaces', 'long1', 'repo.git', 'objects'))
+  const journal1 = duBytes(path.join(home, 'workspaces', 'long1', 'journal'))
+  const p50 = (xs: number[], from: number, to: number): number => pct(xs.slice(from - 1, to), 50)
+  const per = (total: number, n: number): number => total / n
+
+  // `agents` conversations at once: through the bare forwarder, then through holdfast.
+  const convs = (): Conversation[] => Array.from({ length: agents }, (_, k) => new Conversation(100 + k))
+  const run = async (url: (k: number) => string): Promise<number> => {
+    let last = 0
+    await Promise.all(
+      convs().map(async (c, k) => {
+        for (let i = 1; i <= steps; i++) {
+          const b = c.next()
+          if (k === 0 && i === steps) last = b.length
+          await postTimed(agent, url(k), b)
+        }
+      }),
+    )
+    return last
+  }
+  let c0 = cpuMs(bare.pid)
+  await run(() => `${bare.url}/v1/messages`)
+  const bareMany = cpuMs(bare.pid) - c0
+  c0 = cpuMs(hf.pid)
+  await run((k) => `${hf.url}/w/long8/a/a${k}/v1/messages`)
+  await committed(hf)
+  const hfMany = cpuMs(hf.pid) - c0
+  const finalMany = convs()
+    .map((c) => {
+      let bytes = 0
+      for (let i = 1; i <= steps; i++) bytes = c.next().length
+      return bytes
+    })
+    .reduce((a, b) => a + b, 0)
+  const repo8 = duBytes(path.join(home, 'workspaces', 'long8', 'repo.git', 'objects'))
+  const after = await cpuUntilQuiet(hf.pid)
+  const repo8After = duBytes(path.join(home, 'workspaces', 'long8', 'repo.git', 'objects'))
+  const journal8 = duBytes(path.join(home, 'workspaces', 'long8', 'journal'))
+  agent.destroy()
+
+  return [
+    `Long conversation: ${steps} steps, ${Math.round(finalBytes / 1000)} KB at the last (stream: true); early = steps 1–${early}, late = steps ${lateFrom}–${steps}.`,
+    '',
+    '| figure | bare forwarder | holdfast | holdfast / bare |',
+    '|---|---|---|---|',
+    `| added p50 over direct, early ms | ${f(p50(added.bare, 1, early))} | ${f(p50(added.hf, 1, early))} | +${f(p50(added.hf, 1, early) - p50(added.bare, 1, early))} ms |`,
+    `| added p50 over direct, late ms | ${f(p50(added.bare, lateFrom, steps))} | ${f(p50(added.hf, lateFrom, steps))} | +${f(p50(added.hf, lateFrom, steps) - p50(added.bare, lateFrom, steps))} ms |`,
+    `| CPU per step, early ms (all threads, commit included) | ${f(per(cpu.bare.early, early))} | ${f(per(cpu.hf.early, early))} | ${f(cpu.hf.early / cpu.bare.early)}× |`,
+    `| CPU per step, late ms | ${f(per(cpu.bare.late, steps - lateFrom + 1))} | ${f(per(cpu.hf.late, steps - lateFrom + 1))} | ${f(cpu.hf.late / cpu.bare.late)}× |`,
+    `| ${agents} agents at once: CPU per step ms | ${f(per(bareMany, agents * steps))} | ${f(per(hfMany, agents * steps))} | ${f(hfMany / bareMany)}× |`,
+    '',
+    '| storage | bytes | × the final request(s) |',
+    '|---|---|---|',
+    `| repository objects after ${steps} steps, one agent, right after the last commit | ${MB(repo1)} MB | ${f(repo1 / finalBytes)}× |`,
+    `| repository objects, ${agents} agents, right after the last commit | ${MB(repo8)} MB | ${f(repo8 / finalMany)}× |`,
+    `| the same once holdfast went quiet (${(after.ms / 1000).toFixed(1)} s) | ${MB(repo8After)} MB | ${f(repo8After / finalMany)}× |`,
+    `| journal left, one agent / ${agents} agents | ${MB(journal1)} / ${MB(journal8)} MB | - |`,
+    '',
+    `Maintenance: holdfast spent ${f(after.cpu)} ms of CPU after the ${agents}-agent run's last commit until quiet, ${f((100 * after.cpu) / hfMany)} % of the steps' own ${f(hfMany)} ms.`,
+  ]
+}
+
+async function main(): Promise<void> {
+  const steps = Number(process.argv[2] ?? 150)
+  const agents = Number(process.argv[3] ?? 8)
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-long-'))
+  const fake = await startFake()
+  const hf = await startHoldfast(home, {
+    listen: { host: '127.0.0.1', port: 0 },
+    defaults: { workspace: 'long1', agent: 'main' },
+    providers: { anthropic: { dialect: 'anthropic', base_url: fake.url } },
+  })
+  const bare = await startBare(fake.url)
+  try {
+    const lines = await longConversation(fake, bare, hf, home, steps, agents)
+    process.stdout.write(`${lines.join('\n')}\n`)
+  } finally {
+    for (const p of [hf, bare, fake]) p.child.kill('SIGTERM')
+    fs.rmSync(home, { recursive: true, force: true })
+  }
+}
+
+if (require.main === module)
+  main().catch((err: unknown) => {
+    console.error(err)
+    process.exit(1)
+  })
