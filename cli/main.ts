@@ -30,7 +30,7 @@ export const COMMANDS = [
   {
     name: 'run',
     term: 'run [options] <command...>',
-    description: 'run a command (an agent) through holdfast, starting serve for it when none runs',
+    description: 'run a command (an agent) through holdfast, sharing one serve between runs',
     load: async (): Promise<Register> => (await import('./run-with')).registerRun,
   },
   {

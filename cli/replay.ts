@@ -20,6 +20,8 @@ import { createLogger } from '../proxy/log'
 import { loadConfig } from '../proxy/store/config'
 import { resolveHome } from '../proxy/store/home'
 import { listSteps, readStepMeta, readStepRequest } from '../proxy/record/read'
+import { recordsView } from '../proxy/plugin-records'
+import { Workspace } from '../proxy/store/workspace'
 import { existingWorkspace } from './lookup'
 import { CliError, printJson, table } from './output'
 
@@ -46,6 +48,7 @@ export async function replay(
     dataDir: scratch,
     log: pinoLog(log, plugin.definition.name),
     source: plugin.source,
+    records: recordsView((name) => new Workspace(home, name)),
   }).catch((err: Error) => {
     fs.rmSync(scratch, { recursive: true, force: true })
     throw new CliError(err.message)

@@ -3,6 +3,8 @@
  * first stdout line; SIGINT/SIGTERM finish in-flight steps (waiting at most
  * `timeouts.shutdown_ms`, then cutting them, recorded as interrupted) and commits, then exit 0. A
  * second signal cuts them at once; a third exits at once (the next start recovers the journal).
+ * With `--leased` (how `holdfast run` starts it) it also stops as on a first signal once no run
+ * holds a lease.
  */
 import type { Command } from 'commander'
 import { resolveHome } from '../proxy/store/home'
@@ -15,7 +17,8 @@ export function registerServe(program: Command): void {
     .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
     .option('--host <host>', 'address to bind (default from holdfast.yaml: 127.0.0.1)')
     .option('--port <n>', 'port (0 picks a free one; default from holdfast.yaml: 8787)')
-    .action(async (opts: { home?: string; host?: string; port?: string }) => {
+    .option('--leased', 'stop once no `holdfast run` holds a lease on the home (how run starts serve)')
+    .action(async (opts: { home?: string; host?: string; port?: string; leased?: boolean }) => {
       const home = resolveHome(opts.home)
       let port: number | undefined
       if (opts.port !== undefined) {
@@ -29,7 +32,7 @@ export function registerServe(program: Command): void {
       const log = createLogger()
       let server
       try {
-        server = await startServer({ home, host: opts.host, port, log })
+        server = await startServer({ home, host: opts.host, port, log, leased: opts.leased === true })
       } catch (err) {
         throw new CliError((err as Error).message)
       }
@@ -58,6 +61,10 @@ export function registerServe(program: Command): void {
       process.on('SIGINT', () => stop('SIGINT'))
       process.on('SIGTERM', () => stop('SIGTERM'))
       process.stdout.write(`holdfast listening on ${server.url}\n`)
+      if (opts.leased) {
+        const { stopWhenUnleased } = await import('../proxy/run-leases')
+        stopWhenUnleased(home, (why) => stop(why), log)
+      }
       const { wroteDefaultConfig } = await import('../proxy/store/config')
       if (wroteDefaultConfig)
         log.info({ file: wroteDefaultConfig }, `wrote a new holdfast.yaml at ${wroteDefaultConfig}`)

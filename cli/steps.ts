@@ -1,7 +1,7 @@
 /**
  * `holdfast steps <ws> <agent>`: one row per step (tokens, cache reads and writes, cost, what
- * the hold saved, timings, committed or pending). The rows are proxy/report/steps (the view's
- * timeline shows the same); this prints them.
+ * the hold saved, a compaction, timings, committed or pending). The rows are proxy/report/steps
+ * (the view's timeline shows the same); this prints them.
  */
 import type { Command } from 'commander'
 import { resolveHome } from '../proxy/store/home'
@@ -14,6 +14,13 @@ export { totals, type StepRow } from '../proxy/report/steps'
 /** The rows `holdfast steps` prints (proxy/report/steps); a refusal is the CLI's one-line error. */
 export function stepRows(home: string, wsName: string, agent: string, machine?: string): Promise<StepRow[]> {
   return rowsOf(home, wsName, agent, machine).catch(asCliError)
+}
+
+/** The held cell: the dropped tools (the first two, then how many more), `reordered` for a pure reorder. */
+export function heldCell(r: Pick<StepRow, 'held' | 'hold_reason'> & { reordered?: boolean }): string {
+  if (r.held.length === 0) return r.reordered ? 'reordered' : '-'
+  const more = r.held.length > 2 ? ` +${r.held.length - 2}` : ''
+  return r.held.slice(0, 2).join(',') + more
 }
 
 /** The cost cell: unknown (never $0) when the step has usage but no table priced its model. */
@@ -47,6 +54,7 @@ export function registerSteps(program: Command): void {
               'model',
               'status',
               'held',
+              'compaction',
               'input',
               'cache read',
               'cache write',
@@ -63,7 +71,8 @@ export function registerSteps(program: Command): void {
                 r.time ? r.time.replace('T', ' ').slice(0, 19) : null,
                 r.model,
                 r.status ?? r.outcome,
-                r.held.length ? r.held.join(',') : '-',
+                heldCell(r),
+                r.compaction ?? '-',
                 fmtInt(r.input),
                 fmtInt(r.cache_read),
                 fmtInt(r.cache_write),
@@ -79,6 +88,7 @@ export function registerSteps(program: Command): void {
                   'total',
                   null,
                   `${rows.length} step${rows.length === 1 ? '' : 's'}`,
+                  null,
                   null,
                   null,
                   fmtInt(t.input),

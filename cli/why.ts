@@ -1,13 +1,15 @@
 /**
  * `holdfast why <ws> <agent> <NNN>`: what moved in the cached prefix between a step and the one
- * before, whether the hold applied and which tools it held, and the provider's own cache counters.
- * The report is proxy/report/why (the view's step page shows the same); this prints it.
+ * before (the first difference with an excerpt of both sides), a compaction, whether the hold
+ * applied and which tools it held, and the provider's own cache counters. The report is
+ * proxy/report/why (the view's step page shows the same); this prints it.
  */
 import type { Command } from 'commander'
 import { resolveHome } from '../proxy/store/home'
 import { why as whyOf, type WhyReport } from '../proxy/report/why'
 import { asCliError } from './lookup'
 import { printJson } from './output'
+import { shownChanges } from '../proxy/core/why-words'
 
 export { otherConversation, type WhyReport } from '../proxy/report/why'
 
@@ -45,7 +47,7 @@ export function registerWhy(program: Command): void {
         if (opts.json) return printJson(report)
         process.stdout.write(`step ${report.step} of ${wsName}/${agent}\n`)
         for (const line of report.summary) process.stdout.write(`  ${line}\n`)
-        for (const c of report.changes) process.stdout.write(`  changed ${c.field}: ${c.why}\n`)
+        for (const c of shownChanges(report.changes)) process.stdout.write(`  changed ${c.field}: ${c.why}\n`)
       },
     )
 }

@@ -28,6 +28,17 @@ export interface StepMeta {
     why?: string
   }
   /**
+   * Set when a plugin (the built-in claude-code) marked the step as a compaction request (the model is asked to summarise the conversation) or as the first step after one; via says how it knew (a header, or the request's shape).
+   */
+  compaction?: {
+    kind: 'request' | 'after'
+    via: string
+  }
+  /**
+   * The request's prompt cache key as sent (openai and responses prompt_cache_key: Codex sends its session id), when it has one.
+   */
+  prompt_cache_key?: string
+  /**
    * The client's request headers, sanitized: no auth header, no x-holdfast-*.
    */
   request_headers: {
@@ -89,7 +100,14 @@ export interface HoldVerdict {
   applied: boolean
   reason: string
   detail?: string
+  /**
+   * Names of the tools sent that the client had dropped.
+   */
   held: string[]
+  /**
+   * Present (true) when the hold applied and the client had sent the kept tools in another order.
+   */
+  reordered?: true
 }
 export interface Change {
   field: string

@@ -95,12 +95,18 @@ export interface Exchange {
   readonly replay: boolean
 }
 
-/** `identify`'s answer: move the request to another workspace and/or agent. */
+/** `identify`'s answer: move the request to another workspace and/or agent, and/or mark it. */
 export interface IdentifyDecision {
   workspace?: string
   agent?: string
   /** One sentence for meta.json and `holdfast replay`. */
   why?: string
+  /**
+   * The request is a compaction (the model is asked to summarise the conversation: `request`) or
+   * the first after one (its transcript starts again from the summary: `after`); `via` says how the
+   * plugin knew. Recorded in meta.json; `holdfast steps` and `why` name it.
+   */
+  compaction?: { kind: 'request' | 'after'; via: string }
 }
 
 /** `route`'s answer: any of a role (at the agent's followed config), a provider row, a model. */
@@ -141,6 +147,23 @@ export interface PluginLog {
   error(msg: string, fields?: Record<string, unknown>): void
 }
 
+/** One recorded step as a plugin may read it. */
+export interface RecordedStep {
+  /** Its number (`007`). */
+  readonly step: string
+  /** Its request headers as meta.json recorded them (auth and secret-looking ones removed). */
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** What a plugin may read of the records: read-only, and nothing of a request's body. */
+export interface RecordsView {
+  /**
+   * The latest recorded step of an agent (pending or committed), or undefined when it has none
+   * (or its workspace does not exist). Under `holdfast replay`, the records as they are now.
+   */
+  latestStep(workspace: string, agent: string): Promise<RecordedStep | undefined>
+}
+
 export interface PluginContext<O = Record<string, unknown>> {
   readonly name: string
   /** Validated against `optionsSchema`, its defaults filled in. */
@@ -148,6 +171,8 @@ export interface PluginContext<O = Record<string, unknown>> {
   readonly log: PluginLog
   /** `<home>/plugins/<name>/`, created on first read. */
   readonly dataDir: string
+  /** The records of this home, to read (e.g. which session an address already belongs to). */
+  readonly records: RecordsView
 }
 
 export interface PluginDefinition<O = Record<string, unknown>> {

@@ -1,5 +1,5 @@
 /**
- * The answers of deciding hooks, checked: `identify` → `{workspace?, agent?, why?}`, `route` →
+ * The answers of deciding hooks, checked: `identify` → `{workspace?, agent?, why?, compaction?}`, `route` →
  * `{role?, provider?, model?, why?}`, or nothing. Invariant: a malformed answer (a typo'd key, a
  * name that is not a path and ref component) fails closed as PLUGIN_FAILED naming the plugin and
  * the hook; an answer with no field set counts as no answer, so the next plugin decides.
@@ -42,9 +42,34 @@ function fields(
   return Object.keys(out).some((k) => k !== 'why') ? out : undefined
 }
 
+/** An identify answer's `compaction`, checked: `{kind: "request"|"after", via}`. */
+function checkCompaction(plugin: string, value: unknown): IdentifyDecision['compaction'] {
+  const v = value as { kind?: unknown; via?: unknown } | null
+  const ok =
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    (v.kind === 'request' || v.kind === 'after') &&
+    typeof v.via === 'string' &&
+    v.via !== '' &&
+    Object.keys(v).every((k) => k === 'kind' || k === 'via')
+  if (!ok)
+    throw new HoldfastError(
+      'PLUGIN_FAILED',
+      `plugin ${plugin} (identify) returned compaction ${JSON.stringify(value)}; expected {kind: "request"|"after", via: string}`,
+    )
+  return { kind: v.kind as 'request' | 'after', via: v.via as string }
+}
+
 export function checkIdentify(plugin: string, value: unknown): IdentifyDecision | undefined {
-  const d = fields(plugin, 'identify', value, ['workspace', 'agent', 'why'])
-  if (!d) return undefined
+  const raw = value as { compaction?: unknown } | null | undefined
+  const marked =
+    typeof raw === 'object' && raw !== null && !Array.isArray(raw) && raw.compaction !== undefined
+  const compaction = marked ? checkCompaction(plugin, raw.compaction) : undefined
+  const rest = marked ? { ...raw, compaction: undefined } : value
+  const d = fields(plugin, 'identify', rest, ['workspace', 'agent', 'why'])
+  if (!d) return compaction ? { compaction } : undefined
+  if (compaction) (d as IdentifyDecision).compaction = compaction
   for (const kind of ['workspace', 'agent'] as const) {
     const problem = d[kind] === undefined ? undefined : checkName(kind, d[kind])
     if (problem)

@@ -19,6 +19,8 @@ export {
   type PluginContext,
   type PluginDefinition,
   type PluginLog,
+  type RecordedStep,
+  type RecordsView,
   type ResponseView,
   type RouteDecision,
   type RouteView,

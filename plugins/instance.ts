@@ -19,6 +19,7 @@ import {
   type IdentifyDecision,
   type PluginDefinition,
   type PluginLog,
+  type RecordsView,
   type RouteDecision,
 } from './api'
 import { checkIdentify, checkRoute } from './decisions'
@@ -104,11 +105,14 @@ export function pinoLog(log: Logger, name: string): PluginLog {
   }
 }
 
+/** Records with nothing in them: what a plugin reads where no records are given (tests). */
+export const NO_RECORDS: RecordsView = Object.freeze({ latestStep: () => Promise.resolve(undefined) })
+
 /** Validate, run setup, check the hooks it returned. */
 export async function instantiate(
   def: AnyPlugin,
   options: unknown,
-  env: { dataDir: string; log: PluginLog; source: string },
+  env: { dataDir: string; log: PluginLog; source: string; records?: RecordsView },
 ): Promise<LoadedPlugin> {
   const valid = validateOptions(def, options)
   let dirMade = false
@@ -116,6 +120,7 @@ export async function instantiate(
     name: def.name,
     options: valid,
     log: env.log,
+    records: env.records ?? NO_RECORDS,
     get dataDir() {
       if (!dirMade) fs.mkdirSync(env.dataDir, { recursive: true, mode: 0o700 })
       dirMade = true
@@ -162,14 +167,15 @@ export interface RunningPlugin {
 
 /**
  * A plugin set up as holdfast would (same checks, same option validation), for tests: no server.
- * A hook the plugin does not have answers `undefined`. `dataDir` defaults to a fresh temp dir.
+ * A hook the plugin does not have answers `undefined`. `dataDir` defaults to a fresh temp dir;
+ * `records` to records with no step in them.
  * @example
  * expect(await runPlugin(plugin, { threshold: 10 }).route(exchange({ body }))).toEqual({ role: 'long' })
  */
 export function runPlugin<O>(
   plugin: PluginDefinition<O>,
   options?: O,
-  env: { dataDir?: string } = {},
+  env: { dataDir?: string; records?: RecordsView } = {},
 ): RunningPlugin {
   const logs: LogLine[] = []
   const at = (level: LogLine['level']) => (msg: string, fields?: Record<string, unknown>) =>
@@ -178,7 +184,7 @@ export function runPlugin<O>(
   const def = checkDefinition(plugin, String((plugin as { name?: unknown })?.name))
   const dataDir =
     env.dataDir ?? path.join(os.tmpdir(), `holdfast-plugin-${def.name}-${process.pid}-${Date.now()}`)
-  const ready = instantiate(def, options, { dataDir, log, source: 'runPlugin' })
+  const ready = instantiate(def, options, { dataDir, log, source: 'runPlugin', records: env.records })
   ready.catch(() => undefined) // surfaced by the first hook call
   const hook =
     <K extends keyof Hooks>(k: K) =>

@@ -8,6 +8,7 @@
 import path from 'node:path'
 import type { HoldfastConfig, PluginEntry } from '../generated/holdfast'
 import type { Logger } from '../proxy/log'
+import type { RecordsView } from './api'
 import { BUILTINS } from './builtin'
 import { PluginHost, closePlugin } from './runner'
 import {
@@ -67,6 +68,8 @@ export interface LoadOptions {
   builtins?: Readonly<Record<string, AnyPlugin>>
   /** Watch plugin files and reload them when they change (default true). */
   watch?: boolean
+  /** What plugins may read of the records (default: none). */
+  records?: RecordsView
 }
 
 /** Load, validate and set up every entry, in order; on any failure, close what started and throw. */
@@ -82,6 +85,7 @@ export async function loadPlugins(opts: LoadOptions): Promise<PluginHost> {
         dataDir: dataDirOf(opts.home, definition.name),
         log: pinoLog(opts.log, definition.name),
         source: file ?? `builtin:${entry.ref}`,
+        records: opts.records,
       })
       loaded.push({ plugin, entry, ...(file ? { file } : {}) })
     }
@@ -100,6 +104,7 @@ export async function loadPlugins(opts: LoadOptions): Promise<PluginHost> {
         options: l.entry.options,
         dataDir: dataDirOf(opts.home, l.plugin.name),
         log: opts.log,
+        records: opts.records,
       })
   }
   opts.log.debug({ plugins: loaded.map((l) => l.plugin.name) }, 'plugins loaded')

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import type { Logger } from '../proxy/log'
+import type { RecordsView } from './api'
 import { closePlugin, type PluginHost } from './runner'
 import { instantiate, pinoLog, PluginLoadError } from './instance'
 import { importDefinition } from './modules'
@@ -27,7 +28,7 @@ const digest = (file: string): string | undefined => {
 
 export function watchPlugin(
   host: PluginHost,
-  w: { file: string; options: unknown; dataDir: string; log: Logger },
+  w: { file: string; options: unknown; dataDir: string; log: Logger; records?: RecordsView },
 ): void {
   const base = path.basename(w.file)
   let seen = digest(w.file)
@@ -51,6 +52,7 @@ export function watchPlugin(
         dataDir: w.dataDir,
         log: pinoLog(w.log, definition.name),
         source: w.file,
+        records: w.records,
       })
       if (closed) return void (await closePlugin(next, w.log))
       host.replace(next)

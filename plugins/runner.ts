@@ -94,6 +94,8 @@ export interface Identified {
   workspace: string
   agent: string
   moved?: { plugin: string; from_workspace: string; from_agent: string; why?: string }
+  /** A plugin marked the request as a compaction, or the first after one. */
+  compaction?: { kind: 'request' | 'after'; via: string }
 }
 
 /**
@@ -146,12 +148,14 @@ export class PluginCall {
       once(() => this.view(null)),
     )
     if (!found) return here
-    const { workspace = here.workspace, agent = here.agent, why } = found.decision
-    if (workspace === here.workspace && agent === here.agent) return here
+    const { workspace = here.workspace, agent = here.agent, why, compaction } = found.decision
+    const marked = compaction ? { compaction } : {}
+    if (workspace === here.workspace && agent === here.agent) return { ...here, ...marked }
     this.where = { workspace, agent }
     return {
       workspace,
       agent,
+      ...marked,
       moved: {
         plugin: found.by,
         from_workspace: here.workspace,

@@ -11,7 +11,7 @@ import { assertName } from './core/naming'
 import { type DialectRoute, PASS_THROUGH_PREFIXES, routeAt } from './dialects'
 
 export type Endpoint =
-  /** A provider path (the dialect registry's): a step, a count, pass-through, a CORS preflight. */
+  /** A provider path (the dialect registry's): a step, a count, pass-through, a CORS preflight, a WebSocket upgrade answered 426. */
   | DialectRoute
   /** `HEAD /` (or an address prefix alone): a client's connectivity probe, answered 200. */
   | { kind: 'probe' }
@@ -140,7 +140,11 @@ const JSON_TYPE = /^application\/json[ \t]*(;.*)?$/i
 
 /** Whether an endpoint speaks a provider's dialect (Origin and OPTIONS rules, error envelopes). */
 const isDialectEndpoint = (e: Endpoint): boolean =>
-  e.kind === 'step' || e.kind === 'count_tokens' || e.kind === 'pass' || e.kind === 'preflight'
+  e.kind === 'step' ||
+  e.kind === 'count_tokens' ||
+  e.kind === 'pass' ||
+  e.kind === 'preflight' ||
+  e.kind === 'websocket'
 
 /** A listed origin's CORS preflight: a browser sends it without custom headers, so without the token. */
 const listedPreflight = (g: Guard, endpoint: Endpoint, headers: IncomingHttpHeaders): boolean => {

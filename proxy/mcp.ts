@@ -17,7 +17,9 @@ import {
   ListToolsRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
+import { HARNESS_SERVER } from './core/harness-tools'
 import { presentedName } from './core/loaded-set'
+import type { Caller } from './core/tool-sentences'
 import { readLoadedSet, loadedSetChanges, type LoadedSetChange } from './store/loaded-sets'
 import { routeCall } from './tools/calls'
 import { CLIENTS_TOOL_NAME, CLIENTS_TOOL_DESCRIPTION, CLIENTS_TOOL_SCHEMA } from './tools/clients-tool'
@@ -48,6 +50,17 @@ export function sessionTools(home: string, workspace: string, agent: string): To
     })
   }
   return tools
+}
+
+/**
+ * How the MCP client of a session names this server's tools for its model: Claude Code calls
+ * them `mcp__<server>__<tool>` (the server named `holdfast`, as `holdfast run` configures it) and
+ * may defer new ones behind its tool search; another harness is told the name this server lists.
+ */
+export function callerOf(client: { name?: string } | undefined): Caller {
+  if (/claude/i.test(client?.name ?? ''))
+    return { callableAs: (name) => `mcp__${HARNESS_SERVER}__${name}`, deferred: true }
+  return { callableAs: (name) => name, deferred: false }
 }
 
 /** A JSON-RPC error answer outside any session (the transport answers inside one). */
@@ -102,6 +115,7 @@ export class McpEndpoint {
         agent,
         request.params.name,
         request.params.arguments ?? {},
+        callerOf(server.getClientVersion()),
       )
       return { content: r.content as { type: 'text'; text: string }[], isError: r.is_error }
     })

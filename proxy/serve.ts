@@ -24,6 +24,7 @@ import { hideHomeInErrors } from './respond'
 import { Upstream } from './upstream'
 import type { AnyPlugin } from '../plugins/instance'
 import { loadPlugins } from '../plugins/loader'
+import { recordsView } from './plugin-records'
 import type { PluginHost } from '../plugins/runner'
 
 export interface ServeOptions {
@@ -33,6 +34,8 @@ export interface ServeOptions {
   log: Logger
   /** Config to use instead of reading `<home>/holdfast.yaml` (tests). */
   config?: HoldfastConfig
+  /** Started by `holdfast run`: serve.json says so, and the serve stops once no run holds a lease. */
+  leased?: boolean
   /** Extra built-in plugins by name, listed in `plugins:` like any built-in (tests: no module loading). */
   plugins?: Readonly<Record<string, AnyPlugin>>
 }
@@ -119,6 +122,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       config,
       log: opts.log,
       builtins: opts.plugins,
+      records: recordsView((name) => ctx.workspace(name)),
     })
     const server = createServer(ctx, {
       token,
@@ -143,6 +147,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         pid: process.pid,
         started_at: new Date().toISOString(),
         home: opts.home,
+        ...(opts.leased ? { leased: true } : {}),
       })
     } catch (err) {
       // A full disk does not stop serve: it serves, and says who cannot find it.

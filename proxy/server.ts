@@ -127,6 +127,17 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
       case 'preflight':
         preflight(req, res)
         return
+      case 'websocket':
+        // Codex falls back to HTTP at once on a 426; anything else costs it five retries.
+        sendError(
+          res,
+          a.endpoint.dialect,
+          new HoldfastError(
+            'WEBSOCKET_UNSUPPORTED',
+            `holdfast does not proxy WebSockets: ${method} ${a.path.split('?')[0]} is answered over HTTP (POST)`,
+          ),
+        )
+        return
       case 'probe':
         res.writeHead(200, { 'content-length': 0 })
         res.end()

@@ -1,10 +1,12 @@
 /**
  * Built-in `claude-code`: splits Claude Code's side requests, subagents and second sessions into
- * their own agents, so each conversation's steps stay one clean chain for the hold and `why`.
- * Invariant: it acts only on Claude Code's requests (user agent `claude-cli/…` or an
- * `x-claude-code-*` header), only through `identify`, and never edits the body. Its state (the
- * first session on each address, each session's main model and subagents) lives in memory: a
- * restart forgets it.
+ * their own agents, so each conversation's steps stay one clean chain for the hold and `why`, and
+ * marks compaction requests and the first main request after one. Invariant: it acts only on
+ * Claude Code's requests (user agent `claude-cli/…` or an `x-claude-code-*` header), only through
+ * `identify`, and never edits the body. Which session owns an address comes from the records (the
+ * session id of the addressed agent's latest step, read once per address; the first session seen
+ * when it has none), so the layout is the same whether serve ran all along or not; each session's
+ * main model, subagents and last compaction live in memory.
  */
 import { createHash } from 'node:crypto'
 import { checkName, fitName } from '../../proxy/core/naming'
@@ -128,6 +130,39 @@ function classify(ex: Exchange, opts: ClaudeCodeOptions, mainModel: string | und
   return { kind: 'main', via: 'no request class or agent id; tools or a full system prompt' }
 }
 
+const SUMMARY_ASKED = 'create a detailed summary of the conversation'
+const CONTINUED = 'This session is being continued from a previous conversation'
+
+/** The text of a message's content (a string, or its text blocks joined). */
+function textOfMessage(m: unknown): string {
+  const content = m && typeof m === 'object' ? (m as { content?: unknown }).content : undefined
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  return content.map((b: unknown) => ((b as { text?: unknown })?.text as string | undefined) ?? '').join('\n')
+}
+
+/** How a main request shows it is a compaction request: its header, else its shape; undefined when it is not one. */
+function compactionRequest(ex: Exchange): string | undefined {
+  const h = ex.headers
+  if ((h['x-claude-code-request-class'] ?? '').toLowerCase() === 'compaction')
+    return 'header x-claude-code-request-class: compaction'
+  if (h['x-claude-code-compaction'])
+    return `header x-claude-code-compaction: ${h['x-claude-code-compaction']}`
+  if (ex.summary.lastUserText.includes(SUMMARY_ASKED))
+    return 'its last user turn asks for a summary of the conversation'
+  return undefined
+}
+
+/** How a main request shows its transcript starts again from a summary: its header, else its first message. */
+function compactedTranscript(ex: Exchange): string | undefined {
+  const h = ex.headers['x-claude-code-context-compacted']
+  if (h) return `header x-claude-code-context-compacted: ${h}`
+  const messages = ex.body.messages
+  const first = Array.isArray(messages) ? (messages as unknown[])[0] : undefined
+  if (textOfMessage(first).includes(CONTINUED)) return 'its first message continues from a summary'
+  return undefined
+}
+
 /** A map that forgets its oldest key beyond `max`. */
 function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
   map.delete(key)
@@ -139,21 +174,34 @@ export default definePlugin<ClaudeCodeOptions>({
   name: 'claude-code',
   apiVersion: 1,
   optionsSchema: claudeCodeOptionsSchema,
-  setup({ options, log }) {
-    const firstSession = new Map<string, string>() // `<ws>\0<agent>` → the first session seen there
+  setup({ options, log, records }) {
+    // `<ws>\0<agent>` → the session that owns the address: its latest step's, read once, else the first seen.
+    const owners = new Map<string, Promise<string | undefined>>()
     const mainModel = new Map<string, string>() // session id → the model of its main requests
     const subagents = new Map<string, string>() // `<session>\0<agent id>` → the agent a subagent got
+    const compacting = new Map<string, boolean>() // session id → its last main request was a compaction
+    const ownerOf = (ex: Exchange, session: string): Promise<string | undefined> => {
+      const address = `${ex.workspace}\0${ex.agent}`
+      let owner = owners.get(address)
+      if (owner === undefined) {
+        owner = records
+          .latestStep(ex.workspace, ex.agent)
+          .then((last) => last?.headers['x-claude-code-session-id'] ?? session)
+          .catch(() => session)
+        owners.set(address, owner)
+        if (owners.size > options.maxSessions) owners.delete(owners.keys().next().value as string)
+      }
+      return owner
+    }
     return {
-      identify(ex): IdentifyDecision | undefined {
+      async identify(ex): Promise<IdentifyDecision | undefined> {
         if (!isClaudeCode(ex.headers)) return undefined
         const session = sessionOf(ex)
         let base = ex.agent
         let second = ''
         if (session !== undefined) {
-          const address = `${ex.workspace}\0${ex.agent}`
-          const first = firstSession.get(address)
-          if (first === undefined) remember(firstSession, address, session, options.maxSessions)
-          else if (first !== session) {
+          const owner = await ownerOf(ex, session)
+          if (owner !== session) {
             base = `${ex.agent}.s-${idPart(session, 8)}`
             second = `; a second session on ${ex.agent}`
           }
@@ -163,6 +211,15 @@ export default definePlugin<ClaudeCodeOptions>({
         const model = typeof ex.body.model === 'string' ? ex.body.model : null
         if (c.kind === 'main' && session !== undefined && model !== null)
           remember(mainModel, session, model, options.maxSessions)
+        let compaction: IdentifyDecision['compaction']
+        if (c.kind === 'main') {
+          const asked = compactionRequest(ex)
+          const after = asked === undefined && session !== undefined && compacting.get(session)
+          const continued = after ? compactedTranscript(ex) : undefined
+          if (asked !== undefined) compaction = { kind: 'request', via: asked }
+          else if (continued !== undefined) compaction = { kind: 'after', via: continued }
+          if (session !== undefined) remember(compacting, session, asked !== undefined, options.maxSessions)
+        }
         let agent: string
         let nested = ''
         if (c.kind === 'main') agent = base
@@ -176,13 +233,14 @@ export default definePlugin<ClaudeCodeOptions>({
           agent = fitName(`${parent ?? base}.sub${agentId ? `-${idPart(agentId, 40)}` : ''}`)
           if (agentId) remember(subagents, `${session ?? ''}\0${agentId}`, agent, options.maxSessions)
         }
-        if (agent === ex.agent) return undefined
+        const marked = compaction ? { compaction } : undefined
+        if (agent === ex.agent) return marked
         const problem = checkName('agent', agent)
         if (problem) {
           log.warn('left the request on its addressed agent', { problem })
-          return undefined
+          return marked
         }
-        return { agent, why: `claude-code: ${c.via}${nested}${second}` }
+        return { agent, why: `claude-code: ${c.via}${nested}${second}`, ...marked }
       },
     }
   },

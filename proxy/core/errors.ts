@@ -115,6 +115,12 @@ export const ERROR_CODES = {
     meaning: 'An admin request carried an Origin header or a non-JSON body.',
   },
   NOT_FOUND: { status: 404, type: 'not_found_error', meaning: 'No such endpoint.' },
+  WEBSOCKET_UNSUPPORTED: {
+    status: 426,
+    type: 'invalid_request_error',
+    meaning:
+      'A provider path was asked to upgrade to a WebSocket (Codex opens GET /v1/responses that way first); holdfast speaks HTTP only, and a client falls back to it at once.',
+  },
   VIEW_SIGN_IN: {
     status: 401,
     type: 'authentication_error',

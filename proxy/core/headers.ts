@@ -1,7 +1,8 @@
 /**
  * Request headers as holdfast keeps them: in meta.json, in logs and in the plugin's view of an
- * exchange. Invariant: no auth or secret-looking header and no `x-holdfast-*` header survives;
- * repeated values are joined with ", ". No headers: an empty object.
+ * exchange. Invariant: no auth or secret-looking header and no `x-holdfast-*` header survives, nor
+ * the repository URLs in Codex's turn metadata; repeated values are joined with ", ". No headers:
+ * an empty object.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 
@@ -38,12 +39,43 @@ export function redactQuery(url: string): string {
   return url.slice(0, q + 1) + redacted + (hash === -1 ? '' : url.slice(hash))
 }
 
-/** Request headers as recorded: no auth or secret-looking header, no x-holdfast-*. */
+/**
+ * Codex's `x-codex-turn-metadata` (a JSON object: session, thread and turn ids, the sandbox, and per
+ * workspace the git remotes it found) without `associated_remote_urls`: a repository URL can name a
+ * private repository or carry a credential, and a record may leave the machine (a remote). Anything
+ * that is not such an object is dropped whole.
+ */
+export function codexTurnMetadata(value: string): string | undefined {
+  let v: unknown
+  try {
+    v = JSON.parse(value)
+  } catch {
+    return undefined
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined
+  const workspaces = (v as { workspaces?: unknown }).workspaces
+  if (workspaces !== null && typeof workspaces === 'object' && !Array.isArray(workspaces)) {
+    for (const w of Object.values(workspaces as Record<string, unknown>)) {
+      if (w !== null && typeof w === 'object') delete (w as Record<string, unknown>).associated_remote_urls
+    }
+  }
+  return JSON.stringify(v)
+}
+
+/** Headers kept in part: the part that is not a secret or a remote's address. */
+const REDUCED: Readonly<Record<string, (value: string) => string | undefined>> = {
+  'x-codex-turn-metadata': codexTurnMetadata,
+}
+
+/** Request headers as recorded: no auth or secret-looking header, no x-holdfast-*, no repository URL. */
 export function sanitizeHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || name.startsWith('x-holdfast-') || SECRET_HEADER.test(name)) continue
-    out[name] = Array.isArray(value) ? value.join(', ') : value
+    const joined = Array.isArray(value) ? value.join(', ') : value
+    const reduce = REDUCED[name]
+    const kept = reduce ? reduce(joined) : joined
+    if (kept !== undefined) out[name] = kept
   }
   return out
 }

@@ -1,16 +1,18 @@
 /**
- * The hold (DESIGN §6, seed 001): when tools were only removed and nothing else ahead of the
- * transcript moved, send the previous step's tools array, exactly as recorded. Invariant: a prefix
- * edit goes out only at a boundary that already invalidates the prefix; an addition, edit or
- * reorder is never held. The queue lives in the previous record's `request.json`, nowhere else.
- * No previous record (a first step) → the composition, as is.
+ * The hold (DESIGN §6 as amended, seed 001): when the tools are a sub-multiset of the previous
+ * step's — every definition identical (markers aside) to one sent then, in any order — and the
+ * arrays differ (fewer, or reordered), and nothing else ahead of the transcript moved, send the
+ * previous step's tools array, exactly as recorded. Invariant: a prefix edit goes out only at a
+ * boundary that already invalidates the prefix; an addition or an edited definition is never
+ * held. The queue lives in the previous record's `request.json`, nowhere else. No previous record
+ * (a first step) → the composition, as is.
  */
 import type { Dialect } from '../dialects/types'
 import type { Json, JsonObject } from './json'
-import { isObject, sameIgnoringCacheControl, withoutCacheControl } from './json'
+import { isObject, sameIgnoringCacheControl } from './json'
 import type { ScannedTop } from './splice'
 import { applyEdits, scanTopLevel } from './splice'
-import { dequal } from 'dequal'
+import { subMultiset } from './tool-match'
 
 export interface PreviousStep {
   /** The record's request.json path, for fault messages. */
@@ -56,7 +58,7 @@ export type HoldReason =
   | 'first-step'
   | 'applied'
   | 'no-subtraction'
-  | 'not-a-subsequence'
+  | 'not-a-sub-multiset'
   | 'model-changed'
   | 'system-changed'
   | 'head-changed'
@@ -73,6 +75,8 @@ export interface HoldVerdict {
   detail?: string
   /** Names of the tools sent that the composition had dropped (empty unless applied). */
   held: string[]
+  /** Set (true) when applied and the composition had the kept tools in another order. */
+  reordered?: true
 }
 
 export interface HoldResult {
@@ -136,11 +140,12 @@ export function hold(
   // megabyte: comparing it costs a flat copy of it), and most steps remove no tool.
   const prevTools = recorded ?? []
   // A composition whose own `tools` is malformed goes out as it is, for the provider to refuse.
-  if (composed.parsed.tools !== undefined && now.tools === undefined) return whole('not-a-subsequence')
+  if (composed.parsed.tools !== undefined && now.tools === undefined) return whole('not-a-sub-multiset')
   const nowTools = now.tools ?? []
-  const dropped = droppedFrom(prevTools, nowTools)
-  if (dropped === undefined) return whole('not-a-subsequence')
-  if (dropped.length === 0) return whole('no-subtraction')
+  const match = subMultiset(prevTools, nowTools, (t) => dialect.toolName(t))
+  if (match === undefined) return whole('not-a-sub-multiset')
+  const { dropped, reordered } = match
+  if (dropped.length === 0 && !reordered) return whole('no-subtraction')
 
   const was = dialect.facets(previous.parsed, previous.headers)
   if (!sameIgnoringCacheControl(was.model, now.model)) return whole('model-changed')
@@ -178,29 +183,15 @@ export function hold(
     { key: 'tools', value: previous.bytes.subarray(span.valueStart, span.valueEnd) },
   ])
   const held = dropped.map((i) => heldName(dialect, prevTools[i], i))
-  return { body, verdict: { applied: true, reason: 'applied', held } }
+  const verdict: HoldVerdict = { applied: true, reason: 'applied', held }
+  if (reordered) verdict.reordered = true
+  return { body, verdict }
 }
 
 /** `blocks` begins with every block of `prefix`, in order, markers ignored (an empty prefix always). */
 function startsWith(blocks: readonly Json[], prefix: readonly Json[]): boolean {
   if (prefix.length > blocks.length) return false
   return prefix.every((b, i) => sameIgnoringCacheControl(b, blocks[i]))
-}
-
-/**
- * Indices of `of` that `sub` leaves out when `sub` is `of` with entries removed, order kept
- * (leftmost match, as the seed's `is_subsequence`); undefined when it is not such a subsequence.
- */
-function droppedFrom(of: readonly Json[], sub: readonly Json[]): number[] | undefined {
-  if (sub.length > of.length) return undefined
-  const wanted = sub.map(withoutCacheControl)
-  const dropped: number[] = []
-  let j = 0
-  of.forEach((tool, i) => {
-    if (j < wanted.length && dequal(withoutCacheControl(tool), wanted[j])) j++
-    else dropped.push(i)
-  })
-  return j === wanted.length ? dropped : undefined
 }
 
 function heldName(dialect: Dialect, tool: Json | undefined, index: number): string {

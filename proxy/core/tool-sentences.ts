@@ -36,9 +36,41 @@ export const notAnObject = (name: string): string => `the input to ${q(name)} mu
 export const nothingLoadedFrom = (client: string, ws: string, agent: string): string =>
   `nothing from client ${q(client)} is loaded for ${ws}/${agent}`
 
-/** What `load` adds after its list of names: who can actually run the tools. */
-export const WHO_CAN_CALL =
-  'A harness connected to this agent’s MCP endpoint (/w/<ws>/a/<agent>/mcp) or routing calls through POST /_holdfast/tools/call can run them; a harness that does neither sees them but answers its own "unknown tool" error if the model calls one.'
+/** What `load` tells the operator after its list of names: who can actually run the tools. */
+export const whoCanCall = (ws: string, agent: string): string =>
+  `A harness connected to this agent’s MCP endpoint (/w/${encodeURIComponent(ws)}/a/${encodeURIComponent(agent)}/mcp) or routing calls through POST /_holdfast/tools/call can run them; a harness that does neither sees them but answers its own "unknown tool" error if the model calls one.`
+
+/** How the harness that called the `clients` tool names the loaded tools the model can call. */
+export interface Caller {
+  /** The name the model calls a presented name by (Claude Code on the MCP endpoint: `mcp__holdfast__fx_echo`). */
+  callableAs(presented: string): string
+  /** The harness may defer new tools behind its tool search (Claude Code 2.1.332's `ToolSearch`). */
+  deferred: boolean
+}
+
+/** A harness that routes calls by presented name (`POST /_holdfast/tools/call`). */
+export const ROUTING_CALLER: Caller = { callableAs: (name) => name, deferred: false }
+
+const code = (s: string): string => `\`${s}\``
+
+/** What the model reads after its own load: the names it can call, from when, and nothing else. */
+export function loadedForModel(names: readonly string[], caller: Caller): string {
+  const each = names.map((n) => {
+    const as = caller.callableAs(n)
+    return as === n ? code(n) : `${code(n)} as ${code(as)}`
+  })
+  const one = names.length === 1
+  const fetch = caller.deferred
+    ? ` If ${one ? 'it is' : 'they are'} listed as deferred, fetch ${one ? 'it' : 'them'} with your tool search (ToolSearch) first.`
+    : ''
+  return `Loaded. Callable from your next turn: ${each.join(', ')}.${fetch}`
+}
+
+/** What the model reads after its own unload. */
+export function unloadedForModel(names: readonly string[], caller: Caller): string {
+  const each = names.map((n) => code(caller.callableAs(n)))
+  return `Unloaded. No longer callable: ${each.join(', ')}.`
+}
 
 export const loadRefused = (ws: string, agent: string, why: string): string =>
   `load into ${ws}/${agent} refused, nothing was written: ${why}`

@@ -8,13 +8,18 @@ import type { Dialect } from './types'
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>
 
-/** What a request on a provider path is: a recorded step, a count, passed through, a CORS preflight. */
+/**
+ * What a request on a provider path is: a recorded step, a count, passed through, a CORS preflight,
+ * a WebSocket upgrade.
+ */
 export type DialectRoute =
   | { kind: 'step'; dialect: Dialect }
   | { kind: 'count_tokens'; dialect: Dialect }
   | { kind: 'pass'; dialect: Dialect }
   /** `OPTIONS` on a provider path: answered by holdfast (CORS preflight), never passed upstream. */
   | { kind: 'preflight'; dialect: Dialect }
+  /** A WebSocket upgrade of a provider path (Codex's `GET /v1/responses`): answered 426, never passed on. */
+  | { kind: 'websocket'; dialect: Dialect }
 
 export interface Paths {
   /** The dialect whose recorded endpoint is `pathname`, if any. */
@@ -30,8 +35,9 @@ export interface Paths {
   passThroughDialect(pathname: string, headers: Headers): Dialect | undefined
   /**
    * What a request is to the dialects, undefined when it is nothing to them: POST on an endpoint
-   * is a step (or a count), OPTIONS on a provider path a preflight, any other method there passed
-   * through; a probe path (`/api/hello`) only on HEAD.
+   * is a step (or a count), OPTIONS on a provider path a preflight, GET with `Upgrade: websocket`
+   * there a WebSocket upgrade, any other method there passed through; a probe path (`/api/hello`)
+   * only on HEAD.
    */
   routeAt(method: string, pathname: string, headers: Headers): DialectRoute | undefined
   /**
@@ -98,6 +104,8 @@ export function pathsOf(dialects: readonly Dialect[]): Paths {
       if (!dialect) return undefined
       if (method === 'OPTIONS') return { kind: 'preflight', dialect }
       if (method !== 'HEAD' && isProbe(pathname)) return undefined
+      if (method === 'GET' && /\bwebsocket\b/i.test(String(headers.upgrade ?? '')))
+        return { kind: 'websocket', dialect }
       return { kind: 'pass', dialect }
     },
     envelopeAt(pathname, headers = {}) {

@@ -31,6 +31,10 @@ export interface SendFacts {
     plugin: string | null
   }
   identified: StepMeta['identified'] | undefined
+  /** A plugin marked the step as a compaction request or the first step after one. */
+  compaction?: StepMeta['compaction']
+  /** The prompt cache key the sent body carries (openai, responses), if any. */
+  promptCacheKey?: string
   /** The sent body's model, if it names one. */
   model: string | null
   requestHeaders: Readonly<Record<string, string>>
@@ -62,6 +66,8 @@ export function sendMeta(s: SendFacts): StepMeta {
       plugin: s.route.plugin,
     },
     ...(s.identified ? { identified: s.identified } : {}),
+    ...(s.compaction ? { compaction: s.compaction } : {}),
+    ...(s.promptCacheKey !== undefined ? { prompt_cache_key: s.promptCacheKey } : {}),
     request_headers: { ...s.requestHeaders },
     cache_keying_headers: s.keyingHeaders,
     hold: s.hold,

@@ -1,6 +1,7 @@
 /**
  * An agent's steps as rows (`holdfast steps`, the view's timeline, the status line): tokens, cache
- * reads and writes, cost, what the hold saved, timings, committed or pending. Read from git and the
+ * reads and writes, cost, what the hold saved (and whether it held a reorder), a compaction,
+ * timings, committed or pending. Read from git and the
  * journal through record/read; no server needed. Invariant: one row per step, in step order, each
  * column meaning one thing everywhere it is shown; a step whose meta is missing has nulls.
  */
@@ -24,7 +25,11 @@ export interface StepRow {
   status: number | null
   outcome: string | null
   held: string[]
+  /** The hold applied and the client had moved the tools it kept. */
+  reordered: boolean
   hold_reason: string | null
+  /** `request`: a compaction (the model summarises the conversation); `after`: the first step after one. */
+  compaction: 'request' | 'after' | null
   input: number | null
   cache_read: number | null
   cache_write: number | null
@@ -124,7 +129,9 @@ export function stepRow(r: StepRecord, unfinished: string): StepRow {
     status: m?.status ?? null,
     outcome: m?.outcome ?? (m ? unfinished : null),
     held: m?.hold.applied ? m.hold.held : [],
+    reordered: m?.hold.applied === true && m.hold.reordered === true,
     hold_reason: m?.hold.reason ?? null,
+    compaction: m?.compaction?.kind ?? null,
     input: m?.usage?.input_tokens ?? null,
     cache_read: m?.usage?.cache_read_tokens ?? null,
     cache_write: m?.usage?.cache_write_tokens ?? null,
@@ -175,7 +182,9 @@ function missingRow(n: number, note: string): StepRow {
     status: null,
     outcome: 'missing',
     held: [],
+    reordered: false,
     hold_reason: null,
+    compaction: null,
     input: null,
     cache_read: null,
     cache_write: null,

@@ -1,12 +1,14 @@
 /**
  * `why` as data (`holdfast why`, the view's step page): what moved in the cached prefix between a
- * step and the one before (model, system, tools, head, cache-keying fields, the first differing
- * path), whether the hold applied and which tools it held, and the provider's own cache counters,
- * as sentences. Invariant: a previous record that cannot be read back is said, never compared.
+ * step and the one before (model, system, tools, head, cache-keying fields, the first difference
+ * with an excerpt of both sides), a compaction, whether the hold applied and which tools it held,
+ * and the provider's own cache counters, as sentences (proxy/core/why-words). Invariant: a previous
+ * record that cannot be read back is said, never compared.
  */
 import type { JsonObject } from '../core/json'
 import { formatStep, parseStep } from '../core/naming'
 import { prefixMoves, type PrefixMoves } from '../core/why'
+import { explainStep, type WhyFacts } from '../core/why-words'
 import { dialectByName } from '../dialects'
 import type { StepMeta } from '../../generated/meta'
 import { readStepFile, readStepMeta, readStepRequest } from '../record/read'
@@ -34,19 +36,7 @@ async function readRequest(ws: Workspace, agent: string, n: number): Promise<Jso
   }
 }
 
-const SESSION_HEADER = 'x-claude-code-session-id'
-
-/**
- * Why the previous step looks like another conversation's, if it does: another session id (Claude
- * Code sends one on every request), or both the system prompt and the first message differ.
- */
-export function otherConversation(prev: StepMeta, cur: StepMeta, moves: PrefixMoves): string | undefined {
-  const a = prev.request_headers?.[SESSION_HEADER]
-  const b = cur.request_headers?.[SESSION_HEADER]
-  if (a !== undefined && b !== undefined && a !== b) return `session ${a}; this step: session ${b}`
-  if (moves.system && moves.head) return 'another system prompt and another first message'
-  return undefined
-}
+export { otherConversation } from '../core/why-words'
 
 /** A step number as typed (`2`, `002`); refused when it is none. */
 export function stepNumber(stepName: string): number {
@@ -98,46 +88,20 @@ export function whyOf({ n, meta, cur, prevMeta, prevBytes }: WhyInput): WhyRepor
       prevFault = err.message
     }
   }
-  const summary: string[] = []
   let moves: PrefixMoves | null = null
-  if (prevFault) summary.push(`${prevFault}: nothing to compare`)
+  const facts: WhyFacts = { step: formatStep(n), meta }
+  if (prevFault) facts.nothingToCompare = `${prevFault}: nothing to compare`
   else if (!prev || !prevMeta) {
-    summary.push(
+    facts.nothingToCompare =
       n === 1
         ? 'first step: the whole prefix is new'
-        : `step ${formatStep(n - 1)} has no record: nothing to compare`,
-    )
+        : `step ${formatStep(n - 1)} has no record: nothing to compare`
   } else {
     moves = prefixMoves(dialect, prev, cur, prevMeta.cache_keying_headers, meta.cache_keying_headers)
-    const moved = [
-      moves.model && 'model',
-      moves.tools && 'tools',
-      moves.system && 'system',
-      moves.head && 'first message',
-      ...moves.keying,
-    ].filter(Boolean)
-    summary.push(
-      moved.length
-        ? `moved since ${formatStep(n - 1)}: ${moved.join(', ')}`
-        : `nothing ahead of the transcript moved since ${formatStep(n - 1)}`,
-    )
-    if (moves.firstDifference) summary.push(`first difference in cache order: ${moves.firstDifference}`)
-    const other = otherConversation(prevMeta, meta, moves)
-    if (other) summary.push(`step ${formatStep(n - 1)} came from another conversation (${other})`)
+    facts.previous = { step: formatStep(n - 1), meta: prevMeta, moves }
   }
-  if (meta.harness_tools?.length)
-    summary.push(`loaded tools the harness declared itself (not injected): ${meta.harness_tools.join(', ')}`)
+  const summary = explainStep(facts)
   const h = meta.hold
-  summary.push(
-    h.applied
-      ? `hold applied: re-sent step ${formatStep(n - 1)}'s tools array; held: ${h.held.join(', ')}`
-      : `hold not applied: ${h.reason}${h.detail ? ` (${h.detail})` : ''}`,
-  )
-  if (meta.usage) {
-    summary.push(
-      `provider cache: read ${meta.usage.cache_read_tokens}, wrote ${meta.usage.cache_write_tokens}, uncached input ${meta.usage.input_tokens}`,
-    )
-  } else summary.push('provider cache: not reported')
   return {
     step: formatStep(n),
     previous: prev ? formatStep(n - 1) : null,

@@ -1,13 +1,14 @@
 /**
  * compose (DESIGN §5.4, §7): the client's body with the route's fields, plus the agent's loaded
- * tools in the dialect's tool format, appended after the client's own tools in loaded-set order
- * (not those the client declares itself, as its own or through holdfast's MCP endpoint),
- * and the row's per-agent prompt cache key where the dialect has one. Invariant: one splice of
- * the client's bytes (fields outside the changed ones keep their bytes); a body nothing changed is
- * the client's own buffer; a client's own tool of the same name wins over the loaded one.
+ * tools in the dialect's tool format, appended after the client's own tools in loaded-set order,
+ * and the row's per-agent prompt cache key where the dialect has one. A harness on holdfast's MCP
+ * endpoint gets no loaded tool at all: it declares them itself once `tools/list_changed` reached
+ * it, under names it can run (§7 amended). Invariant: one splice of the client's bytes (fields
+ * outside the changed ones keep their bytes); a body nothing changed is the client's own buffer;
+ * a client's own tool of the same name wins over the loaded one.
  */
 import type { Json, JsonObject } from '../core/json'
-import { harnessName, harnessPrefixes } from '../core/harness-tools'
+import { announcedTools, harnessName, harnessPrefixes, onHoldfastEndpoint } from '../core/harness-tools'
 import { presentedName, presentedTool } from '../core/loaded-set'
 import { applyEdits, jsonBytes, type ScannedTop, toolsEdit } from '../core/splice'
 import type { Change } from '../../generated/meta'
@@ -41,15 +42,24 @@ export function compose(ctx: ServerContext, request: Accepted, who: Identified, 
   if (loaded.length > 0) {
     const clientTools = Array.isArray(parsed.tools) ? parsed.tools : []
     const clientNames = new Set(clientTools.map((t) => dialect.toolName(t)).filter((n) => n !== undefined))
-    const prefixes = harnessPrefixes(clientNames)
+    // Deferred tools (named in system entries, declared only once fetched) count as the harness's.
+    const systemTexts = dialect
+      .messages(parsed)
+      .filter((m) => dialect.roleOf(m) === 'system')
+      .map((m) => dialect.textOf(m))
+    const harnessNames = new Set([...clientNames, ...announcedTools(systemTexts)])
+    const prefixes = harnessPrefixes(harnessNames)
+    const endpoint = onHoldfastEndpoint(harnessNames)
     const added: Json[] = []
     const clashes: string[] = []
     for (const entry of loaded) {
       const name = presentedName(entry)
       // Declared by the harness itself through holdfast's MCP endpoint: never a second time.
-      const own = harnessName(name, clientNames, prefixes)
+      const own = harnessName(name, harnessNames, prefixes)
       if (clientNames.has(name)) clashes.push(name)
       else if (own !== undefined) harnessTools.push(own)
+      // On the endpoint but not listed again yet: injecting it would declare a name it cannot run.
+      else if (endpoint) continue
       else {
         added.push(dialect.tool(presentedTool(entry)))
         injected.push(name)

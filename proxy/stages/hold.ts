@@ -49,10 +49,11 @@ export function hold(
   let parsed = composed.parsed
   if (v.applied && previous && !(previous instanceof RecordFault)) {
     parsed = { ...composed.parsed, tools: previous.parsed.tools as Json }
-    changes.push({
-      field: 'tools',
-      why: `hold: re-sent the previous step's tools array; held: ${v.held.join(', ')}`,
-    })
+    const what = [
+      v.held.length > 0 ? `held: ${v.held.join(', ')}` : '',
+      v.reordered ? 'the client reordered the tools it kept' : '',
+    ].filter(Boolean)
+    changes.push({ field: 'tools', why: `hold: re-sent the previous step's tools array; ${what.join('; ')}` })
   }
   const closed = withHistoryClosed(dialect, result.body, parsed, Object.keys(ctx.config.clients ?? {}))
   if (closed) {

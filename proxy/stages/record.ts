@@ -34,6 +34,13 @@ export interface Recorded {
   summary: Promise<FinishSummary>
 }
 
+/** The prompt cache key a body carries in its dialect's field, when it is a string. */
+function promptCacheKeyOf(dialect: Accepted['dialect'], body: Held['parsed']): string | undefined {
+  const field = dialect.promptCacheKeyField
+  const v = field === undefined ? undefined : body[field]
+  return typeof v === 'string' ? v : undefined
+}
+
 export function record(
   ctx: ServerContext,
   request: Accepted,
@@ -51,6 +58,8 @@ export function record(
     path: request.path,
     route,
     identified: who.moved,
+    compaction: who.compaction,
+    promptCacheKey: promptCacheKeyOf(request.dialect, held.parsed),
     model: typeof held.parsed.model === 'string' ? held.parsed.model : null,
     requestHeaders: request.recordedHeaders(),
     keyingHeaders: held.keyingHeaders,

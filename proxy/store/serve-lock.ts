@@ -19,6 +19,8 @@ export interface ServeInfo {
   pid: number
   started_at: string
   home: string
+  /** Started by `holdfast run` (`serve --leased`): it stops once no run holds a lease. */
+  leased?: boolean
 }
 
 export class HomeLocked extends Error {
@@ -195,6 +197,12 @@ export function takeHomeLock(home: string): () => void {
   } finally {
     fs.rmSync(mine, { force: true })
   }
+}
+
+/** The live pid holding the home lock (a serve starting, running or stopping), or undefined. */
+export function homeLockHolder(home: string): number | undefined {
+  const holder = holderOf(homePaths.serveLock(home))
+  return holder !== undefined && holder.pid > 0 && holderAlive(holder) ? holder.pid : undefined
 }
 
 export async function writeServeInfo(home: string, info: ServeInfo): Promise<void> {

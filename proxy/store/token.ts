@@ -12,9 +12,16 @@ import path from 'node:path'
 import { configuredToken, type HoldfastConfig } from './config'
 import { homePaths } from './home'
 
-/** 32 random bytes, base64url: 43 characters, usable in a header, a URL and a cookie. */
+/**
+ * 32 random bytes, base64url: 43 characters, usable in a header, a URL and a cookie. Never with a
+ * leading `-` (one draw in 64): such a token reads as an option on a command line, and sent where a
+ * name goes it is refused as a bad name before it could be refused as a token out of place.
+ */
 export function newToken(): string {
-  return randomBytes(32).toString('base64url')
+  for (;;) {
+    const token = randomBytes(32).toString('base64url')
+    if (!token.startsWith('-')) return token
+  }
 }
 
 /** The token in `<home>/token` (trimmed), or undefined when there is none or it is empty. */

@@ -125,7 +125,7 @@ export async function loadTools(
   if (!plan.ok) return refuse('LOAD_REFUSED', say.loadRefused(ws, agent, plan.error + stale))
   const set = await addToLoadedSet(hosts.home, ws, agent, plan.value)
   const names = plan.value.map(presentedName)
-  const message = `loaded ${names.join(', ')} into ${ws}/${agent} from client ${JSON.stringify(client)}${stale}. ${say.WHO_CAN_CALL}`
+  const message = `loaded ${names.join(', ')} into ${ws}/${agent} from client ${JSON.stringify(client)}${stale}. ${say.whoCanCall(ws, agent)}`
   return { ok: true, message, body: { loaded: names, tools: rows(set) } }
 }
 

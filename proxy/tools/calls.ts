@@ -8,6 +8,7 @@
 import { isObject } from '../core/json'
 import { presentedName } from '../core/loaded-set'
 import * as say from '../core/tool-sentences'
+import type { Caller } from '../core/tool-sentences'
 import { readLoadedSet } from '../store/loaded-sets'
 import { CLIENTS_TOOL_NAME, runClientsTool } from './clients-tool'
 import { refusal, type ToolHosts, type ToolResult } from './hosts'
@@ -19,8 +20,10 @@ export async function routeCall(
   agent: string,
   name: string,
   input: unknown,
+  /** How the calling harness names loaded tools (default: by presented name, as a router does). */
+  caller?: Caller,
 ): Promise<ToolResult> {
-  if (name === CLIENTS_TOOL_NAME) return runClientsTool(hosts, ws, agent, input)
+  if (name === CLIENTS_TOOL_NAME) return runClientsTool(hosts, ws, agent, input, caller)
   const entry = readLoadedSet(hosts.home, ws, agent).find((e) => presentedName(e) === name)
   if (!entry) return refusal(say.notLoaded(name))
   if (!isObject(input)) return refusal(say.notAnObject(name))

@@ -2,13 +2,16 @@
  * The `clients` tool (DESIGN §7): the agent's own way to list tool hosts, read one, and load or
  * unload its tools — `{op: "list"|"get"|"load"|"unload", client, tools}`. Its definition is
  * published per dialect (GET /_holdfast/clients/tool) for a harness to offer; its calls arrive
- * through /_holdfast/tools/call and are answered as plain text. Invariant: every answer, refusals
- * included, is an Act's own message (the CLI's words); a refusal is `is_error: true`.
+ * through /_holdfast/tools/call or the MCP endpoint and are answered as plain text. Invariant:
+ * list, get and every refusal answer the Act's own message (the CLI's words); a load or unload
+ * answers the model only what it needs — the names it can call, as its harness names them
+ * (`caller`), from its next turn; a refusal is `is_error: true`.
  */
 import { isObject, type Json, type JsonObject } from '../core/json'
 import type { Dialect } from '../dialects/types'
 import { getClient, listClients, loadTools, unloadTools, type Act } from './acts'
 import { refusal, type ToolHosts, type ToolResult } from './hosts'
+import { type Caller, loadedForModel, ROUTING_CALLER, unloadedForModel } from '../core/tool-sentences'
 
 export const CLIENTS_TOOL_NAME = 'clients'
 
@@ -41,20 +44,21 @@ export function clientsToolDefinition(dialect: Dialect): JsonObject {
   })
 }
 
-const text = (act: Act<unknown>): ToolResult => ({
-  content: [{ type: 'text', text: act.message }],
+const text = (act: Act<unknown>, ok?: (a: Act<unknown> & { ok: true }) => string): ToolResult => ({
+  content: [{ type: 'text', text: act.ok && ok ? ok(act) : act.message }],
   is_error: !act.ok,
 })
 
 const strings = (v: Json | undefined): string[] | undefined =>
   Array.isArray(v) && v.every((s) => typeof s === 'string') ? (v as string[]) : undefined
 
-/** Run one op of the `clients` tool for `ws`/`agent`. */
+/** Run one op of the `clients` tool for `ws`/`agent`, called by a harness that names tools as `caller` does. */
 export async function runClientsTool(
   hosts: ToolHosts,
   ws: string,
   agent: string,
   input: unknown,
+  caller: Caller = ROUTING_CALLER,
 ): Promise<ToolResult> {
   if (!isObject(input)) return refusal('the clients tool takes a JSON object: {op, client, tools}')
   const { op, client } = input
@@ -68,6 +72,10 @@ export async function runClientsTool(
   const tools = input.tools === undefined && op === 'unload' ? [] : strings(input.tools)
   if (tools === undefined)
     return refusal(`op "${op}" of the clients tool needs "tools": an array of tool names`)
-  if (op === 'load') return text(await loadTools(hosts, ws, agent, client, tools))
-  return text(await unloadTools(hosts.home, ws, agent, client, tools))
+  if (op === 'load') {
+    const act = await loadTools(hosts, ws, agent, client, tools)
+    return text(act, (a) => loadedForModel((a.body as { loaded: string[] }).loaded, caller))
+  }
+  const act = await unloadTools(hosts.home, ws, agent, client, tools)
+  return text(act, (a) => unloadedForModel((a.body as { unloaded: string[] }).unloaded, caller))
 }

@@ -141,7 +141,9 @@ describe('holdfast steps', () => {
       step: '002',
       status: 200,
       held: ['b'],
+      reordered: false,
       hold_reason: 'applied',
+      compaction: null,
       state: 'committed',
     })
     for (const r of rows) {
@@ -160,6 +162,7 @@ describe('holdfast steps', () => {
       'model',
       'status',
       'held',
+      'compaction',
       'input',
       'cache read',
       'cache write',
@@ -170,15 +173,16 @@ describe('holdfast steps', () => {
       'total',
       'state',
     ])
-    expect(lines[1]).toMatch(new RegExp(`^001 .* ${MODEL} +200 +- .*committed$`))
-    expect(lines[2]).toMatch(new RegExp(`^002 .* ${MODEL} +200 +b .*committed$`))
+    expect(lines[1]).toMatch(new RegExp(`^001 .* ${MODEL} +200 +- +- .*committed$`))
+    expect(lines[2]).toMatch(new RegExp(`^002 .* ${MODEL} +200 +b +- .*committed$`))
     // The totals row sums the token columns of the steps above it.
     const sum = (k: 'input' | 'cache_read' | 'cache_write' | 'output'): number =>
       rows.reduce((a, r) => a + (r[k] as number), 0)
-    expect(lines[3]!.split(/\s{2,}/).slice(0, 9)).toEqual([
+    expect(lines[3]!.split(/\s{2,}/).slice(0, 10)).toEqual([
       'total',
       '-',
       '2 steps',
+      '-',
       '-',
       '-',
       String(sum('input')),
@@ -213,7 +217,8 @@ describe('holdfast why', () => {
     expect(report.usage?.cache_read_tokens).toBeGreaterThan(0)
     const out = ok(text)
     expect(out.split('\n')[0]).toBe('step 002 of default/cli')
-    expect(out).toMatch(/hold applied: .*held: b/)
+    expect(out).toContain("the client dropped b; the hold re-sent step 001's array")
+    expect(out).not.toContain('changed tools: hold')
     expect(refusal(missing)).toMatch(/no step 009/)
   })
 })

@@ -1,14 +1,15 @@
 /**
  * cli/run-with (`holdfast run`), in process against a home whose serve.json names a live process
  * (so no serve is started): the command gets the `holdfast env` exports for its address (the
- * holdfast.yaml defaults filling the half not given, the token as a header), its exit code is
+ * current directory's name as the workspace and holdfast.yaml's agent when not given, the token
+ * as a header), its exit code is
  * holdfast's (128+n for a signal), a command named `claude` also gets `--mcp-config` for the
  * agent's MCP endpoint unless --no-mcp, a bad name is refused before anything runs, and the SIGINT
  * handler it installs is gone afterwards. (test/cli/run.test.ts spawns it to start and stop a serve.)
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { composeArgv } from '../../cli/run-with'
+import { composeArgv, workspaceOf } from '../../cli/run-with'
 import { tempHome } from '../support/harness'
 import { runCli } from './inprocess.support'
 
@@ -66,14 +67,15 @@ describe('holdfast run with a serve running', () => {
     expect(process.listenerCount('SIGINT')).toBe(sigints)
   })
 
-  it('addresses no workspace when neither --ws nor --agent is given, and exits 0 with the command', async () => {
+  it("addresses the current directory's name as the workspace without --ws, the default agent without --agent, and exits 0 with the command", async () => {
+    const here = workspaceOf(process.cwd())
     const file = path.join(home, 'plain.json')
     const r = await runCli(['run', '--home', home, '--', ...probe(file, '')])
     expect(r.code).toBe(0)
-    expect(read(file).env.ANTHROPIC_BASE_URL).toBe(URL)
+    expect(read(file).env.ANTHROPIC_BASE_URL).toBe(`${URL}/w/${here}/a/boss`)
     const agentOnly = path.join(home, 'agent-only.json')
     await runCli(['run', '--home', home, '--agent', 'w1', '--', ...probe(agentOnly, '')])
-    expect(read(agentOnly).env.ANTHROPIC_BASE_URL).toBe(`${URL}/w/team/a/w1`)
+    expect(read(agentOnly).env.ANTHROPIC_BASE_URL).toBe(`${URL}/w/${here}/a/w1`)
   })
 
   it('exits 128 plus the signal number when the command is killed by a signal', async () => {

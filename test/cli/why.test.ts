@@ -1,46 +1,13 @@
 /**
- * cli/why beyond test/cli/program.commands.test.ts (a held step) and test/cli/agents.test.ts
- * (another session): `otherConversation`'s rule (session ids first, else both system and first
- * message moved), and `why` on a first step, on a model change, on a step whose system prompt and
+ * cli/why beyond test/cli/program.commands.test.ts (a held step), test/cli/agents.test.ts
+ * (another session) and test/proxy/core/why-words.test.ts (the words): `why` on a first step, on a model change, on a step whose system prompt and
  * first message both changed, on a step whose previous record is damaged (said, not compared), a
  * step number given without its zeros, and one that is not a number.
  */
-import type { StepMeta } from '../../generated/meta'
-import { otherConversation, why } from '../../cli/why'
-import type { PrefixMoves } from '../../proxy/core/why'
+import { why } from '../../cli/why'
 import { startProxy, type Proxy } from '../support/harness'
 import { damageRecord } from '../support/repo-checks'
 import { runCli } from './inprocess.support'
-
-const moves = (over: Partial<PrefixMoves> = {}): PrefixMoves => ({
-  model: false,
-  tools: false,
-  system: false,
-  head: false,
-  keying: [],
-  firstDifference: null,
-  ...over,
-})
-const meta = (session?: string): StepMeta =>
-  ({ request_headers: session ? { 'x-claude-code-session-id': session } : {} }) as unknown as StepMeta
-
-describe('otherConversation', () => {
-  it('names both sessions when the session ids differ, whatever moved', () => {
-    expect(otherConversation(meta('s1'), meta('s2'), moves())).toBe('session s1; this step: session s2')
-  })
-
-  it('falls back to the prefix when a session id is missing or the same: both system and first message moved', () => {
-    const both = moves({ system: true, head: true })
-    expect(otherConversation(meta('s1'), meta(), both)).toBe(
-      'another system prompt and another first message',
-    )
-    expect(otherConversation(meta('s1'), meta('s1'), both)).toBe(
-      'another system prompt and another first message',
-    )
-    expect(otherConversation(meta(), meta(), moves({ system: true }))).toBeUndefined()
-    expect(otherConversation(meta(), meta(), moves({ head: true, model: true }))).toBeUndefined()
-  })
-})
 
 describe('holdfast why', () => {
   let p: Proxy
@@ -74,7 +41,7 @@ describe('holdfast why', () => {
     const r = await why(p.home, 'default', 'w', '1')
     expect(r).toMatchObject({ step: '001', previous: null, moves: null })
     expect(r.summary[0]).toBe('first step: the whole prefix is new')
-    expect(r.summary).toContain('hold not applied: first-step')
+    expect(r.summary.join('\n')).not.toContain('first-step')
     expect(r.summary.at(-1)).toMatch(/^provider cache: read \d+, wrote \d+, uncached input \d+$/)
   })
 
@@ -84,7 +51,12 @@ describe('holdfast why', () => {
     expect(r.moves).toMatchObject({ model: true, system: false, head: false, tools: false })
     expect(r.summary[0]).toBe('moved since 001: model')
     expect(r.moves?.firstDifference).toEqual(expect.any(String))
-    expect(r.summary[1]).toBe(`first difference in cache order: ${r.moves?.firstDifference}`)
+    expect(r.summary[1]).toBe(`first difference in cache order: ${r.moves?.firstDifference}, at character 7`)
+    expect(r.summary.slice(2, 5)).toEqual([
+      '  001: claude-sonnet-4-5',
+      '  002: claude-haiku-4-5',
+      'model: claude-sonnet-4-5 → claude-haiku-4-5',
+    ])
     expect(r.summary.some((l) => l.includes('another conversation'))).toBe(false)
   })
 

@@ -1,6 +1,6 @@
 /**
  * plugins/decisions.ts: the answers of the deciding hooks, checked. `identify` may answer
- * {workspace?, agent?, why?}, `route` {role?, provider?, model?, why?}, or nothing; a malformed
+ * {workspace?, agent?, why?, compaction?}, `route` {role?, provider?, model?, why?}, or nothing; a malformed
  * answer fails closed as PLUGIN_FAILED naming the plugin and the hook; names that become paths and
  * refs (workspace, agent, role) are checked; an answer with only `why` is no answer.
  */
@@ -44,6 +44,27 @@ describe('a well-formed answer', () => {
       model: 'm-1',
       why: 'big',
     })
+  })
+
+  it('takes a compaction mark alone as an answer, or beside a move', () => {
+    const compaction = { kind: 'request', via: 'its header' }
+    expect(checkIdentify('p', { compaction })).toEqual({ compaction })
+    expect(checkIdentify('p', { agent: 'main', compaction: { kind: 'after', via: 'x' } })).toEqual({
+      agent: 'main',
+      compaction: { kind: 'after', via: 'x' },
+    })
+  })
+
+  it('refuses a compaction mark of another shape, naming the one it takes', () => {
+    for (const bad of [
+      'request',
+      { kind: 'before', via: 'x' },
+      { kind: 'after' },
+      { kind: 'after', via: 'x', n: 1 },
+    ])
+      expect(refusal(() => checkIdentify('p', { compaction: bad })).message).toMatch(
+        /^plugin p \(identify\) returned compaction .*; expected \{kind: "request"\|"after", via: string\}$/,
+      )
   })
 
   it('does not check a model as a name: a model id may hold "/" and ":" (it never becomes a path)', () => {

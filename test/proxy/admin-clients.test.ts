@@ -90,7 +90,7 @@ describe('the clients admin API', () => {
     const r = await load('loader', 'fx', ['shout', 'echo'])
     expect(r.status).toBe(200)
     expect(r.body.message).toBe(
-      `loaded fx_echo, fx_shout into default/loader from client "fx". ${say.WHO_CAN_CALL}`,
+      `loaded fx_echo, fx_shout into default/loader from client "fx". ${say.whoCanCall('default', 'loader')}`,
     )
     expect(loadedNames('loader')).toEqual(['fx_echo', 'fx_shout'])
     expect(readLoadedSet(p.home, 'default', 'loader')[0]?.tool.input_schema).toEqual({
@@ -208,7 +208,7 @@ describe('the clients admin API', () => {
     ])
     expect(await op({ op: 'load', client: 'fx', tools: ['echo'] })).toEqual([
       false,
-      expect.stringMatching(/^loaded fx_echo into default\/self/),
+      'Loaded. Callable from your next turn: `fx_echo`.',
     ])
     expect(await op({ op: 'load', client: 'fx', tools: ['nope'] })).toEqual([
       true,
@@ -216,7 +216,7 @@ describe('the clients admin API', () => {
     ])
     expect(await op({ op: 'unload', client: 'fx' })).toEqual([
       false,
-      expect.stringMatching(/^unloaded fx_echo from default\/self/),
+      'Unloaded. No longer callable: `fx_echo`.',
     ])
     expect(await op({ op: 'fly' })).toEqual([
       true,

@@ -163,7 +163,7 @@ describe('10 requests of one agent at once', () => {
         })
         expect(sent).toEqual(before)
       } else {
-        const reason = asked.join() === before.join() ? 'no-subtraction' : 'not-a-subsequence'
+        const reason = asked.join() === before.join() ? 'no-subtraction' : 'not-a-sub-multiset'
         expect(meta.hold).toEqual({ applied: false, reason, held: [] })
         expect(sent).toEqual(asked)
       }

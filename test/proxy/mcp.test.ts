@@ -30,8 +30,12 @@ afterEach(async () => {
 afterAll(() => p.close())
 
 /** A connected SDK client for an agent's endpoint; `changes` counts list_changed notifications. */
-async function connect(agent: string, ws = 'default'): Promise<{ client: Client; changes: () => number }> {
-  const client = new Client({ name: 'test-harness', version: '1.0.0' })
+async function connect(
+  agent: string,
+  ws = 'default',
+  name = 'test-harness',
+): Promise<{ client: Client; changes: () => number }> {
+  const client = new Client({ name, version: '1.0.0' })
   let changes = 0
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     changes++
@@ -60,6 +64,7 @@ describe('the MCP endpoint', () => {
       arguments: { op: 'load', client: 'fx', tools: ['echo', 'fail', 'sleep'] },
     })
     expect(load.isError).toBe(false)
+    expect(text(load)).toBe('Loaded. Callable from your next turn: `fx_echo`, `fx_fail`, `fx_sleep`.')
     await eventually(() => changes() >= 1, 5000, 'list_changed after the load')
     const tools = (await client.listTools()).tools
     expect(tools.map((t) => t.name)).toEqual(['clients', 'fx_echo', 'fx_fail', 'fx_sleep'])
@@ -67,6 +72,20 @@ describe('the MCP endpoint', () => {
     const echoed = await client.callTool({ name: 'fx_echo', arguments: { text: 'hello' } })
     expect(echoed.isError).toBe(false)
     expect(text(echoed)).toContain('hello')
+  })
+
+  it("answers Claude Code's load with the names it gives this server's tools, and that a deferred one needs fetching first", async () => {
+    const { client } = await connect('a4', 'default', 'claude-code')
+    const load = await client.callTool({
+      name: 'clients',
+      arguments: { op: 'load', client: 'fx', tools: ['echo'] },
+    })
+    expect(text(load)).toBe(
+      'Loaded. Callable from your next turn: `fx_echo` as `mcp__holdfast__fx_echo`. If it is listed as deferred, fetch it with your tool search (ToolSearch) first.',
+    )
+    expect(text(load)).not.toMatch(/<ws>|<agent>/)
+    const unload = await client.callTool({ name: 'clients', arguments: { op: 'unload', client: 'fx' } })
+    expect(text(unload)).toBe('Unloaded. No longer callable: `mcp__holdfast__fx_echo`.')
   })
 
   it('answers refusals, a failing tool and a host that does not answer in time in band', async () => {

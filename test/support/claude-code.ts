@@ -1,10 +1,11 @@
 /**
- * The real Claude Code CLI, driven non-interactively for end-to-end tests: the pinned native
- * binary (from the platform package npm installed beside `@anthropic-ai/claude-code`), an
- * isolated home and config dir, a dummy key, no nonessential traffic, and a scripted model for
- * the fake upstream that answers what each request asks for. Invariant: the CLI only ever
- * reaches loopback (its base URL is holdfast; any other HTTP(S) goes to a dead loopback proxy),
- * and every session is ended by `close()`. A missing binary throws, naming what to install.
+ * The real Claude Code CLI, driven non-interactively for end-to-end tests: a pinned native binary
+ * (from the platform package npm installed beside `@anthropic-ai/claude-code`, or beside the npm
+ * alias of another pinned version, `claude-code-2-1-332`), an isolated home and config dir, a
+ * dummy key, no nonessential traffic, and a scripted model for the fake upstream that answers what
+ * each request asks for. Invariant: the CLI only ever reaches loopback (its base URL is holdfast;
+ * any other HTTP(S) goes to a dead loopback proxy), and every session is ended by `close()`. A
+ * missing binary throws, naming what to install.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
@@ -14,14 +15,21 @@ import readline from 'node:readline'
 import type { Asked, Script, ScriptedToolCall } from './fake-upstream'
 import { ROOT } from './harness'
 
-/** The Claude Code version package.json pins (devDependencies). */
-export function pinnedVersion(): string {
+/** The npm package names Claude Code is pinned under: the package itself, and aliases of other versions. */
+export const CLAUDE_PACKAGES = ['@anthropic-ai/claude-code', 'claude-code-2-1-332'] as const
+export type ClaudePackage = (typeof CLAUDE_PACKAGES)[number]
+
+/** The Claude Code version package.json pins (devDependencies) under `name` (an alias: `npm:…@<version>`). */
+export function pinnedVersion(name: ClaudePackage = '@anthropic-ai/claude-code'): string {
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
     devDependencies: Record<string, string>
   }
-  const v = pkg.devDependencies['@anthropic-ai/claude-code']
+  const spec = pkg.devDependencies[name]
+  const v = spec?.replace(/^npm:@anthropic-ai\/claude-code@/, '')
   if (v === undefined || !/^\d+\.\d+\.\d+$/.test(v))
-    throw new Error(`package.json must pin @anthropic-ai/claude-code to an exact version (has ${v})`)
+    throw new Error(
+      `package.json must pin ${name} to an exact version of @anthropic-ai/claude-code (has ${spec})`,
+    )
   return v
 }
 
@@ -33,13 +41,18 @@ function platformKey(): string {
 }
 
 /**
- * The native `claude` binary of the pinned version, from `node_modules` under `root` (default:
- * this repository). Throws a sentence naming the package when it is absent or of another version.
+ * The native `claude` binary of the version pinned under `name`, from `node_modules` under `root`
+ * (default: this repository): an alias's platform package is nested under the alias. Throws a
+ * sentence naming the package when it is absent or of another version.
  */
-export function claudeBinary(root = ROOT): string {
-  const want = root === ROOT ? pinnedVersion() : undefined
+export function claudeBinary(root = ROOT, name: ClaudePackage = '@anthropic-ai/claude-code'): string {
+  const want = root === ROOT ? pinnedVersion(name) : undefined
   const pkg = `@anthropic-ai/claude-code-${platformKey()}`
-  const dir = path.join(root, 'node_modules', pkg)
+  const nested = path.join(root, 'node_modules', name, 'node_modules', pkg)
+  const dir =
+    name !== '@anthropic-ai/claude-code' && fs.existsSync(nested)
+      ? nested
+      : path.join(root, 'node_modules', pkg)
   const exe = path.join(dir, process.platform === 'win32' ? 'claude.exe' : 'claude')
   if (!fs.existsSync(exe)) {
     throw new Error(
@@ -60,7 +73,8 @@ export function claudeBinary(root = ROOT): string {
  */
 export function claudeEnv(
   home: string,
-  baseUrl: string,
+  /** Undefined when `holdfast run` sets it. */
+  baseUrl: string | undefined,
   extra: Record<string, string> = {},
 ): NodeJS.ProcessEnv {
   const dead = 'http://127.0.0.1:9' // discard port: nothing listens, a stray request fails at once
@@ -69,7 +83,7 @@ export function claudeEnv(
     HOME: home,
     TMPDIR: home,
     CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
-    ANTHROPIC_BASE_URL: baseUrl,
+    ...(baseUrl === undefined ? {} : { ANTHROPIC_BASE_URL: baseUrl }),
     ANTHROPIC_API_KEY: 'sk-ant-api03-holdfast-test-dummy-key',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     DISABLE_AUTOUPDATER: '1',
@@ -106,15 +120,18 @@ export interface ClaudeSession {
 
 /**
  * Starts `claude -p` reading stream-json turns on stdin and writing stream-json events
- * (`--verbose`, which -p needs for them). `args` come before the format flags.
+ * (`--verbose`, which -p needs for them); `args` come after the format flags. With `via`, that
+ * command runs Claude Code (`[node, holdfast, 'run', …, '--']`: the binary and its arguments last).
  */
 export function startClaude(opts: {
   bin: string
   cwd: string
   env: NodeJS.ProcessEnv
   args?: string[]
+  via?: string[]
 }): ClaudeSession {
-  const args = [
+  const own = [
+    opts.bin,
     '-p',
     '--input-format',
     'stream-json',
@@ -123,7 +140,8 @@ export function startClaude(opts: {
     '--verbose',
     ...(opts.args ?? []),
   ]
-  const child: ChildProcess = spawn(opts.bin, args, {
+  const [cmd, ...args] = [...(opts.via ?? []), ...own] as [string, ...string[]]
+  const child: ChildProcess = spawn(cmd, args, {
     cwd: opts.cwd,
     env: opts.env,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -144,31 +162,35 @@ export function startClaude(opts: {
     events.push(e)
     waiter?.(e)
   })
+  /** The events from now up to and including the next `result`, after `send` ran. */
+  const untilResult = async (timeoutMs: number, send: () => void): Promise<StreamEvent[]> => {
+    const from = events.length
+    const result = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiter = undefined
+        reject(new Error(`no result from claude within ${timeoutMs} ms; stderr: ${err.slice(-2000)}`))
+      }, timeoutMs)
+      void exited.then((code) => {
+        clearTimeout(timer)
+        reject(new Error(`claude exited (${code}) during a turn; stderr: ${err.slice(-2000)}`))
+      })
+      waiter = (e) => {
+        if (e.type !== 'result') return
+        clearTimeout(timer)
+        waiter = undefined
+        resolve()
+      }
+    })
+    send()
+    await result
+    return events.slice(from)
+  }
   return {
     events,
     stderr: () => err,
-    async turn(text, timeoutMs = 90_000) {
-      const from = events.length
-      const result = new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiter = undefined
-          reject(new Error(`no result from claude within ${timeoutMs} ms; stderr: ${err.slice(-2000)}`))
-        }, timeoutMs)
-        void exited.then((code) => {
-          clearTimeout(timer)
-          reject(new Error(`claude exited (${code}) during a turn; stderr: ${err.slice(-2000)}`))
-        })
-        waiter = (e) => {
-          if (e.type !== 'result') return
-          clearTimeout(timer)
-          waiter = undefined
-          resolve()
-        }
-      })
+    turn(text, timeoutMs = 90_000) {
       const message = { type: 'user', message: { role: 'user', content: [{ type: 'text', text }] } }
-      child.stdin?.write(`${JSON.stringify(message)}\n`)
-      await result
-      return events.slice(from)
+      return untilResult(timeoutMs, () => child.stdin?.write(`${JSON.stringify(message)}\n`))
     },
     async close(ms = 15_000) {
       child.stdin?.end()

@@ -23,8 +23,6 @@ import { costText, readShare } from './workspaces'
 
 export interface TimelineRow extends StepRow {
   n: number
-  /** Claude Code said this request is a compaction (its request-class header). */
-  compaction: boolean
 }
 
 export interface AgentData {
@@ -36,8 +34,10 @@ export interface AgentData {
 
 const COMPACTION_HEADER = 'x-claude-code-request-class'
 
+/** A row with its number; a compaction from meta.json's mark, else (older records) Claude Code's request-class header. */
 export function timelineRow(n: number, row: StepRow, meta: StepMeta | undefined): TimelineRow {
-  return { ...row, n, compaction: meta?.request_headers?.[COMPACTION_HEADER]?.toLowerCase() === 'compaction' }
+  const said = meta?.request_headers?.[COMPACTION_HEADER]?.toLowerCase() === 'compaction'
+  return { ...row, n, compaction: row.compaction ?? (said ? 'request' : null) }
 }
 
 /** The timeline's rows after step `after` (all with 0). */
@@ -58,7 +58,9 @@ export async function agentData(ws: Workspace, agent: string): Promise<AgentData
 }
 
 /** The hold's verdict as a tag: held (and what), or the reason it did not apply. */
-export function verdict(r: Pick<StepRow, 'held' | 'hold_reason'>): Html {
+export function verdict(r: Pick<StepRow, 'held' | 'hold_reason'> & { reordered?: boolean }): Html {
+  if (r.reordered && r.held.length === 0)
+    return markup`<span class="tag held" title="the client reordered its tools">held (reordered)</span>`
   if (r.held.length)
     return markup`<span class="tag held" title="held: ${r.held.join(', ')}">held ${r.held.length}</span>`
   return markup`<span class="muted">${r.hold_reason ?? '-'}</span>`
@@ -90,7 +92,7 @@ export function timelineRowsHtml(
         <td class="n">${fmtTokens(r.output)}</td>
         <td class="n">${costUnknown(r) ? 'unpriced' : fmtUsd(r.cost_usd)}</td>
         <td>${verdict(r)}</td>
-        <td>${r.compaction ? markup`<span class="tag">compaction</span>` : ''}</td>
+        <td>${r.compaction ? markup`<span class="tag">${r.compaction === 'request' ? 'compaction' : 'compacted'}</span>` : ''}</td>
         <td class="n">${fmtMs(r.ttfb_ms)}</td>
         <td class="muted">${r.state === 'pending' ? 'pending' : ''}</td>
       </tr>`,
@@ -107,7 +109,7 @@ export const barMax = (rows: readonly TimelineRow[]): number => {
 /** The summary cards and the chart (replaced whole by a live update). */
 export function agentSummary(d: AgentData): Html {
   const t = totals(d.rows)
-  const held = d.rows.filter((r) => r.held.length > 0).length
+  const held = d.rows.filter((r) => r.held.length > 0 || r.reordered).length
   return markup`<div class="cards">
       <div class="card"><b>${d.rows.length}</b><span>steps</span></div>
       <div class="card"><b>${costText(t.cost_usd, t.unpriced)}</b><span>cost</span></div>

@@ -5,6 +5,7 @@
  * step already sent folded), meta, and links to the raw bytes as recorded. The Fork from here form
  * is added by the server (fork.ts). Invariant: a record that cannot be read is said on the page.
  */
+import { shownChanges } from '../../core/why-words'
 import type { StepMeta } from '../../../generated/meta'
 import { isObject, type Json, type JsonObject } from '../../core/json'
 import { formatStep } from '../../core/naming'
@@ -121,7 +122,7 @@ export async function stepData(
 
 function whyHtml(d: StepData): Html {
   return markup`<ul class="why">
-    ${d.why.summary.map((l) => markup`<li>${l}</li>`)}${d.why.changes.map(
+    ${d.why.summary.map((l) => markup`<li>${l}</li>`)}${shownChanges(d.why.changes).map(
       (c) => markup`<li>changed <code>${c.field}</code>: ${c.why}</li>`,
     )}
   </ul>`

@@ -11,6 +11,7 @@ import claudeCode from '../../../plugins/builtin/claude-code'
 import { exchange } from '../../../plugins/exchange'
 import { runPlugin } from '../../../plugins/instance'
 import { startProxy } from '../../support/harness'
+import { cliInProcess } from '../../proxy/tools/support'
 import {
   agentsOf,
   CAPTURED_VERSIONS,
@@ -39,11 +40,34 @@ const captured = CAPTURED_VERSIONS.flatMap((version) =>
 )
 
 describe.each(captured)('claude-code on what Claude Code $version sends ($mode)', ({ version, mode, at }) => {
-  it('keeps the main, tool-result, compaction and after-compaction requests on the addressed agent', async () => {
+  it('keeps the main, tool-result, compaction and after-compaction requests on the addressed agent, marking the compaction and the step after it', async () => {
     const p = runPlugin(claudeCode)
-    for (const name of ['main', 'tool-result', 'compaction', 'after-compaction']) {
-      expect(await p.identify(ex(at(name)))).toBeUndefined()
-    }
+    for (const name of ['main', 'tool-result']) expect(await p.identify(ex(at(name)))).toBeUndefined()
+    const headed = version === '2.1.332' && mode === 'hints'
+    expect(await p.identify(ex(at('compaction')))).toEqual({
+      compaction: {
+        kind: 'request',
+        via: headed
+          ? 'header x-claude-code-request-class: compaction'
+          : 'its last user turn asks for a summary of the conversation',
+      },
+    })
+    expect(await p.identify(ex(at('after-compaction')))).toEqual({
+      compaction: {
+        kind: 'after',
+        via: headed
+          ? 'header x-claude-code-context-compacted: manual'
+          : 'its first message continues from a summary',
+      },
+    })
+    // Only the first main request after the compaction is marked.
+    expect(await p.identify(ex(at('after-compaction')))).toBeUndefined()
+  })
+
+  it('does not mark a request as after a compaction when no compaction came before it in the session', async () => {
+    const p = runPlugin(claudeCode)
+    await p.identify(ex(at('main')))
+    expect(await p.identify(ex(at('after-compaction')))).toBeUndefined()
   })
 
   it('puts the subagent on <agent>.sub-<its agent id>, from the agent id alone when no request class says', async () => {
@@ -64,6 +88,46 @@ describe.each(captured)('claude-code on what Claude Code $version sends ($mode)'
     const second = at('second-session')
     const id = second.headers['x-claude-code-session-id'] as string
     expect(await p.identify(ex(second))).toMatchObject({ agent: `main.s-${id.slice(0, 8)}` })
+  })
+})
+
+describe('which session owns an address', () => {
+  const main = fixture('2.1.332/hints/main')
+  const second = fixture('2.1.332/hints/second-session')
+  const sessionOf = (f: Fixture): string => f.headers['x-claude-code-session-id'] as string
+  const recordedBy = (session: string | undefined) => {
+    const calls: string[] = []
+    return {
+      calls,
+      records: {
+        latestStep: (ws: string, agent: string) => {
+          calls.push(`${ws}/${agent}`)
+          return Promise.resolve(
+            session === undefined
+              ? undefined
+              : { step: '007', headers: { 'x-claude-code-session-id': session } },
+          )
+        },
+      },
+    }
+  }
+
+  it("is the session of the address's latest recorded step, so a restart lays sessions out as before", async () => {
+    const { records, calls } = recordedBy(sessionOf(second))
+    const p = runPlugin(claudeCode, undefined, { records })
+    // The session the records name keeps the address, though another one came first since the start.
+    expect(await p.identify(ex(main))).toMatchObject({ agent: `main.s-${sessionOf(main).slice(0, 8)}` })
+    expect(await p.identify(ex(second))).toBeUndefined()
+    expect(await p.identify(ex(main))).toMatchObject({ agent: `main.s-${sessionOf(main).slice(0, 8)}` })
+    expect(calls).toEqual(['default/main'])
+  })
+
+  it('is the first session seen when the address has no step with a session id', async () => {
+    const { records, calls } = recordedBy(undefined)
+    const p = runPlugin(claudeCode, undefined, { records })
+    expect(await p.identify(ex(main))).toBeUndefined()
+    expect(await p.identify(ex(second))).toMatchObject({ agent: `main.s-${sessionOf(second).slice(0, 8)}` })
+    expect(calls).toEqual(['default/main'])
   })
 })
 
@@ -99,7 +163,10 @@ describe('claude-code on modelled headers no captured version sends', () => {
     const p = plugin()
     const sub = fixture('modelled/subagent')
     expect(await p.identify(ex(withHeaders(sub, { 'x-claude-code-request-class': 'main' })))).toBeUndefined()
-    expect(await p.identify(ex(fixture('modelled/compaction')))).toBeUndefined()
+    // A compaction stays on the main chain, marked as one.
+    expect(await p.identify(ex(fixture('modelled/compaction')))).toEqual({
+      compaction: { kind: 'request', via: 'header x-claude-code-request-class: compaction' },
+    })
     for (const name of ['title', 'quota', 'workflow']) {
       expect(await p.identify(ex(fixture(`modelled/${name}`)))).toMatchObject({ agent: 'main.aux' })
     }
@@ -202,6 +269,43 @@ describe('claude-code in the proxy', () => {
       // continues the first one (the subagent no longer lands between them).
       expect(meta(p.repo('cc'), 'main', '002').hold.reason).toBe('no-subtraction')
       expect(meta(p.repo('cc'), 'main', '004').identified).toBeUndefined()
+      // The compaction and the step after it are marked, from their shape (2.1.197 sends no header).
+      expect(meta(p.repo('cc'), 'main', '003').compaction).toEqual({
+        kind: 'request',
+        via: 'its last user turn asks for a summary of the conversation',
+      })
+      expect(meta(p.repo('cc'), 'main', '004').compaction).toEqual({
+        kind: 'after',
+        via: 'its first message continues from a summary',
+      })
+      const steps = await cliInProcess(['steps', 'cc', 'main', '--json', '--home', p.home])
+      expect((JSON.parse(steps.stdout) as { compaction: string | null }[]).map((r) => r.compaction)).toEqual([
+        null,
+        null,
+        'request',
+        'after',
+      ])
+      const why = await cliInProcess(['why', 'cc', 'main', '004', '--home', p.home])
+      expect(why.stdout).toContain('the conversation was compacted at step 003')
+      expect(why.stdout).not.toContain('another conversation')
+    } finally {
+      await p.close()
+    }
+  })
+
+  it('lays a second session out the same after a restart: the address stays with the session its records name', async () => {
+    const p = await startProxy()
+    try {
+      const base = () => `${p.url}/w/cc/a/main`
+      const [first, second] = [fixture('2.1.332/hints/main'), fixture('2.1.332/hints/second-session')]
+      expect((await postFixture(base(), first)).status).toBe(200)
+      await p.settled()
+      await p.restart()
+      // After a restart (or with a serve per `holdfast run`), the second session is still the second.
+      expect((await postFixture(base(), second)).status).toBe(200)
+      await p.settled()
+      const id = (second.headers['x-claude-code-session-id'] as string).slice(0, 8)
+      expect(agentsOf(p.repo('cc'))).toEqual(['main', `main.s-${id}`])
     } finally {
       await p.close()
     }

@@ -1,7 +1,8 @@
 /**
- * Loaded tools a harness declares itself (DESIGN §13: no double declaration): a harness connected
- * to the agent's MCP endpoint declares `mcp__holdfast__<presented>`; compose injects nothing for
- * it and meta.json says the harness declared it. When the tool is unloaded and the harness drops
+ * Loaded tools a harness declares itself (DESIGN §7 amended: no injection for a harness on the
+ * endpoint): a harness connected to the agent's MCP endpoint declares `mcp__holdfast__<presented>`
+ * once it listed again; compose injects nothing for it, before or after, and meta.json says the
+ * harness declared it. When the tool is unloaded and the harness drops
  * it, the hold re-sends the previous tools array and `why` says so; once the hold no longer
  * applies, the history closure declares the harness's name with its refusal.
  */
@@ -60,9 +61,18 @@ describe('a loaded tool the harness declares itself', () => {
     expect(report.summary).toContain(
       'loaded tools the harness declared itself (not injected): mcp__holdfast__fx_echo',
     )
-    // A harness that has not listed it yet (before tools/list_changed reached it) gets it injected.
-    await step('a1', { tools: HARNESS, messages: [{ role: 'user', content: 'hi' }] })
-    expect(namesSent()).toEqual(['Read', 'mcp__holdfast__clients', 'fx_echo'])
+  })
+
+  it('is not injected for a harness on the endpoint that has not listed it yet: that name could not run', async () => {
+    await cli('clients', 'load', 'hd', 'a0', 'fx', 'echo')
+    const body = { tools: HARNESS, messages: [{ role: 'user', content: 'hi' }] }
+    await step('a0', body)
+    expect(namesSent()).toEqual(['Read', 'mcp__holdfast__clients'])
+    expect(lastSent().toString()).toBe(
+      JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 16, system: 'terse', ...body }),
+    )
+    await p.settled()
+    expect(meta(p.repo('hd'), 'a0', '001').injected_tools).toEqual([])
   })
 
   it('is held when the harness drops it after an unload, then closed under the harness’s name', async () => {
@@ -84,7 +94,7 @@ describe('a loaded tool the harness declares itself', () => {
     const m = meta(p.repo('hd'), 'a2', '002')
     expect(m.hold).toEqual({ applied: true, reason: 'applied', held: ['mcp__holdfast__fx_echo'] })
     expect((await why(p.home, 'hd', 'a2', '002')).summary).toContain(
-      "hold applied: re-sent step 001's tools array; held: mcp__holdfast__fx_echo",
+      "the client dropped mcp__holdfast__fx_echo; the hold re-sent step 001's array",
     )
     // A new system prompt ends the hold; the transcript still calls the tool: it is closed.
     await step('a2', { system: 'verbose', tools: HARNESS, messages: turns })

@@ -1,5 +1,11 @@
 /** A harness's own MCP names for loaded tools (core/harness-tools). */
-import { harnessName, harnessPrefixes, withoutHarnessPrefix } from '../../../proxy/core/harness-tools'
+import {
+  announcedTools,
+  harnessName,
+  harnessPrefixes,
+  onHoldfastEndpoint,
+  withoutHarnessPrefix,
+} from '../../../proxy/core/harness-tools'
 
 describe('harness tool names', () => {
   it('counts mcp__holdfast__ always, and another server once its clients tool is declared', () => {
@@ -21,5 +27,24 @@ describe('harness tool names', () => {
     expect(withoutHarnessPrefix('mcp__holdfast__fx_echo', ['mcp__holdfast__'])).toBe('fx_echo')
     expect(withoutHarnessPrefix('mcp__holdfast__', ['mcp__holdfast__'])).toBe('mcp__holdfast__')
     expect(withoutHarnessPrefix('fx_echo', ['mcp__holdfast__'])).toBe('fx_echo')
+  })
+
+  it("tells a harness on holdfast's endpoint by any mcp__holdfast__ name or a clients tool of another server name", () => {
+    expect(onHoldfastEndpoint(['Read', 'mcp__holdfast__fx_echo'])).toBe(true)
+    expect(onHoldfastEndpoint(['mcp__hf__clients'])).toBe(true)
+    expect(onHoldfastEndpoint(['Read', 'mcp__box__shout', 'holdfast_clients'])).toBe(false)
+    expect(onHoldfastEndpoint([])).toBe(false)
+  })
+
+  it('reads the deferred tools announced one a line, and takes back those announced as no longer available', () => {
+    const now =
+      'The following deferred tools are now available via ToolSearch. Use ToolSearch:\nCronList\nmcp__box__shout\nmcp__holdfast__clients\n\nAvailable agent types:\n- claude'
+    const gone =
+      'The following deferred tools are no longer available. Do not search for them:\nmcp__box__shout\n\nThis is ambient context.'
+    expect([...announcedTools([now])]).toEqual(['mcp__box__shout', 'mcp__holdfast__clients'])
+    expect([...announcedTools([now, gone])]).toEqual(['mcp__holdfast__clients'])
+    expect([
+      ...announcedTools(['no tools here', 'a line mentioning mcp__holdfast__clients in prose']),
+    ]).toEqual([])
   })
 })

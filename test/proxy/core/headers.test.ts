@@ -9,6 +9,39 @@
 import { redactQuery, sanitizeHeaders } from '../../../proxy/core/headers'
 
 describe('sanitizeHeaders', () => {
+  it("keeps Codex's session headers and its turn metadata without the repository URLs it carries", () => {
+    // As Codex 0.171.0 sent them from a git work tree (the remote had a user and password, which Codex strips itself).
+    const meta = {
+      session_id: 's-1',
+      thread_id: 't-1',
+      turn_id: 'u-1',
+      request_kind: 'turn',
+      workspaces: {
+        '/tmp/w': {
+          associated_remote_urls: { origin: 'https://github.com/acme/widgets.git' },
+          latest_git_commit_hash: '9274057',
+          has_changes: false,
+        },
+      },
+    }
+    const kept = sanitizeHeaders({
+      'session-id': 's-1',
+      'thread-id': 't-1',
+      'x-openai-subagent': 'review',
+      'x-codex-turn-metadata': JSON.stringify(meta),
+    })
+    expect(kept['session-id']).toBe('s-1')
+    expect(kept['thread-id']).toBe('t-1')
+    expect(kept['x-openai-subagent']).toBe('review')
+    expect(JSON.parse(kept['x-codex-turn-metadata'] as string)).toEqual({
+      ...meta,
+      workspaces: { '/tmp/w': { latest_git_commit_hash: '9274057', has_changes: false } },
+    })
+    expect(JSON.stringify(kept)).not.toContain('github.com')
+    expect(sanitizeHeaders({ 'x-codex-turn-metadata': 'not json' })).toEqual({})
+    expect(sanitizeHeaders({ 'x-codex-turn-metadata': '[1]' })).toEqual({})
+  })
+
   it.each([
     'authorization',
     'proxy-authorization',

@@ -202,7 +202,7 @@ describe('the hold, edge rules', () => {
     const bad = composedOf(jsonBytes({ model: 'm', tools: { name: 'Read' }, messages: [] }))
     expect(hold(anthropic, previous(), bad, { now: NOW })).toEqual({
       body: bad.bytes,
-      verdict: { applied: false, reason: 'not-a-subsequence', held: [] },
+      verdict: { applied: false, reason: 'not-a-sub-multiset', held: [] },
     })
   })
 })

@@ -63,9 +63,23 @@ describe('the sentences, word for word', () => {
   })
 
   it('names the two ways a harness can run a loaded tool, and what happens otherwise', () => {
-    expect(say.WHO_CAN_CALL).toContain('/w/<ws>/a/<agent>/mcp')
-    expect(say.WHO_CAN_CALL).toContain('POST /_holdfast/tools/call')
-    expect(say.WHO_CAN_CALL).toContain('"unknown tool"')
+    expect(say.whoCanCall('proj', 'main')).toContain('/w/proj/a/main/mcp')
+    expect(say.whoCanCall('proj', 'main')).toContain('POST /_holdfast/tools/call')
+    expect(say.whoCanCall('proj', 'main')).toContain('"unknown tool"')
+    expect(say.whoCanCall('proj', 'main')).not.toContain('<')
+  })
+
+  it('tells the model only the names it can call after a load, as its harness names them', () => {
+    const claude = { callableAs: (n: string) => `mcp__holdfast__${n}`, deferred: true }
+    expect(say.loadedForModel(['box_lookup'], claude)).toBe(
+      'Loaded. Callable from your next turn: `box_lookup` as `mcp__holdfast__box_lookup`. If it is listed as deferred, fetch it with your tool search (ToolSearch) first.',
+    )
+    expect(say.loadedForModel(['a_x', 'a_y'], say.ROUTING_CALLER)).toBe(
+      'Loaded. Callable from your next turn: `a_x`, `a_y`.',
+    )
+    expect(say.unloadedForModel(['box_lookup'], claude)).toBe(
+      'Unloaded. No longer callable: `mcp__holdfast__box_lookup`.',
+    )
   })
 })
 

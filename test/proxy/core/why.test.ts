@@ -2,7 +2,7 @@
  * `why`'s comparison applies the hold's equivalences: a `cache_control` marker and a string
  * content that stands for one text block are not differences; a real edit is found at its path.
  */
-import { prefixMoves } from '../../../proxy/core/why'
+import { prefixMoves, toolChanges } from '../../../proxy/core/why'
 import { anthropic, openai } from '../../../proxy/dialects'
 import type { JsonObject } from '../../../proxy/core/json'
 
@@ -11,6 +11,21 @@ const marked = (text: string) => [{ type: 'text', text, cache_control: { type: '
 function body(messages: object[], extra: object = {}): JsonObject {
   return { model: 'claude-sonnet-4-5', system: 'You are terse.', messages, ...extra } as JsonObject
 }
+
+describe('toolChanges', () => {
+  const tool = (name: string, description = name) => ({ name, description, input_schema: { type: 'object' } })
+  it('names the tools added, removed and edited, and a reorder of the rest', () => {
+    expect(
+      toolChanges(anthropic, [tool('A'), tool('B'), tool('C')], [tool('C'), tool('A', 'new'), tool('D')]),
+    ).toEqual({ added: ['D'], removed: ['B'], edited: ['A'], reordered: false })
+    expect(toolChanges(anthropic, [tool('A'), tool('B')], [tool('B'), tool('A')])).toEqual({
+      added: [],
+      removed: [],
+      edited: [],
+      reordered: true,
+    })
+  })
+})
 
 describe('prefixMoves', () => {
   it('finds no difference when a marked text block became the plain string it stands for', () => {
@@ -35,6 +50,8 @@ describe('prefixMoves', () => {
       head: false,
       keying: [],
       firstDifference: null,
+      difference: null,
+      toolChanges: null,
     })
   })
 
@@ -56,6 +73,35 @@ describe('prefixMoves', () => {
       { role: 'assistant', content: 'TWO' },
     ])
     expect(prefixMoves(anthropic, prev, cur, {}, {}).firstDifference).toBe('messages[1].content[0].text')
+    expect(prefixMoves(anthropic, prev, cur, {}, {}).difference).toEqual({
+      path: 'messages[1].content[0].text',
+      offset: 0,
+      previous: 'two',
+      current: 'TWO',
+    })
+  })
+
+  it('reads a mid-conversation system entry as part of the prefix, at its own index', () => {
+    // Claude Code 2.1 sends role "system" entries inside messages (its mid-conversation-system beta).
+    const prev = body([
+      { role: 'user', content: 'one' },
+      { role: 'system', content: 'Deferred tools:\nmcp__a__x' },
+      { role: 'assistant', content: 'two' },
+    ])
+    const cur = body([
+      { role: 'user', content: 'one' },
+      { role: 'system', content: 'Deferred tools:\nmcp__a__y' },
+      { role: 'assistant', content: 'two' },
+      { role: 'user', content: 'three' },
+    ])
+    const m = prefixMoves(anthropic, prev, cur, {}, {})
+    expect(m.firstDifference).toBe('messages[1].content[0].text')
+    expect(m.difference).toMatchObject({
+      offset: 24,
+      previous: 'Deferred tools:\\nmcp__a__x',
+      current: 'Deferred tools:\\nmcp__a__y',
+    })
+    expect(m).toMatchObject({ system: false, head: false })
   })
 
   it('applies the same equivalence to openai messages after the system part', () => {

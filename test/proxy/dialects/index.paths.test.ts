@@ -41,6 +41,17 @@ describe('the paths the dialects declare, composed by the registry', () => {
     expect(route(method, path)).toBe(want)
   })
 
+  it('routes a WebSocket upgrade of a provider path as one (answered 426), whatever the dialect', () => {
+    const up = { upgrade: 'websocket', connection: 'Upgrade' }
+    expect(route('GET', '/v1/responses', up)).toBe('websocket responses')
+    expect(route('GET', '/v1/messages', { upgrade: 'WebSocket' })).toBe('websocket anthropic')
+    expect(route('GET', '/v1/models', up)).toBe('websocket openai')
+    expect(route('GET', '/v1/responses', { upgrade: 'h2c' })).toBe('pass responses')
+    expect(route('POST', '/v1/responses', up)).toBe('step responses')
+    expect(route('GET', '/api/hello', up)).toBeUndefined()
+    expect(route('GET', '/x/v1/responses', up)).toBeUndefined()
+  })
+
   it('answers nothing off the provider paths, and nothing but HEAD and OPTIONS on a probe path', () => {
     for (const path of [
       '/',

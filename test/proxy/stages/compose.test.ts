@@ -2,8 +2,8 @@
  * proxy/stages/compose, run in-process on a real home with real loaded-set files. Rules: with
  * nothing to change the composition is the client's own buffer; loaded tools are appended after
  * the client's own tools, in loaded-set order, in the dialect's tool format; a client's own tool
- * of the same presented name wins (and the change says so); a tool the harness declared through
- * holdfast's MCP endpoint is not declared twice; a `prompt_cache_key: agent` row sets
+ * of the same presented name wins (and the change says so); a harness on holdfast's MCP endpoint
+ * (it declares or announces `mcp__holdfast__…`) gets no loaded tool injected; a `prompt_cache_key: agent` row sets
  * `<ws>/<agent>` unless the client sent one; the route's fields are spliced in and its changes
  * come first; every byte outside the changed fields is the client's; an unreadable set is empty.
  */
@@ -127,6 +127,45 @@ describe('loaded tools', () => {
     const c = compose(run.ctx, accepted(anthropic, anthropicBody(tools)), WHO, routeTo('anthropic'))
     expect(c.harnessTools).toEqual([])
     expect(c.injected).toEqual(['fs_write'])
+  })
+
+  it('injects nothing for a harness on the MCP endpoint, not even a tool it has not listed again yet', async () => {
+    await load(LOADED)
+    const tools = JSON.stringify([
+      { name: 'Bash', input_schema: {} },
+      { name: 'mcp__holdfast__clients', input_schema: {} },
+      { name: 'mcp__holdfast__fs_read', input_schema: {} },
+    ])
+    const request = accepted(anthropic, anthropicBody(tools))
+    const c = compose(run.ctx, request, WHO, routeTo('anthropic'))
+    expect(c.injected).toEqual([])
+    expect(c.harnessTools).toEqual(['mcp__holdfast__fs_read'])
+    expect(c.changes).toEqual([])
+    expect(c.bytes).toBe(request.raw)
+  })
+
+  it('counts the deferred tools a system entry announces as declared by the harness (Claude Code 2.1.332)', async () => {
+    await load(LOADED)
+    const announce = [
+      'The following deferred tools are now available via ToolSearch:',
+      'WebFetch',
+      'mcp__holdfast__clients',
+      'mcp__holdfast__fs_write',
+    ].join('\n')
+    const body = JSON.stringify({
+      model: 'claude-opus-5-5',
+      max_tokens: 1024,
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'system', content: [{ type: 'text', text: announce }] },
+      ],
+      tools: [{ name: 'ToolSearch', input_schema: {} }],
+    })
+    const request = accepted(anthropic, body)
+    const c = compose(run.ctx, request, WHO, routeTo('anthropic'))
+    expect(c.injected).toEqual([])
+    expect(c.harnessTools).toEqual(['mcp__holdfast__fs_write'])
+    expect(c.bytes).toBe(request.raw)
   })
 
   it("reads the addressed agent's set only", async () => {

@@ -42,6 +42,12 @@ describe('the home token', () => {
     expect(newToken()).not.toBe(newToken())
   })
 
+  it('never begins with "-", which a command line reads as an option and a name refuses (one draw in 64 would)', () => {
+    const firsts = new Set(Array.from({ length: 2000 }, () => newToken()[0]))
+    expect(firsts.has('-')).toBe(false)
+    expect(firsts.size).toBeGreaterThan(32) // still random in its first character
+  })
+
   it('reads a token written by hand, trimmed', () => {
     fs.writeFileSync(path.join(home, 'token'), '  my-token \n', { mode: 0o600 })
     expect(ensureTokenFile(home)).toBe('my-token')

@@ -117,7 +117,7 @@ describe('load and unload', () => {
     expect(second.ok && second.body.loaded).toEqual(['fx_echo', 'fx_shout'])
     expect(second.ok && second.body.tools.map((t) => t.name)).toEqual(['fx_echo', 'fx_shout'])
     expect(first.ok && first.message).toBe(
-      `loaded fx_shout into default/adder from client "fx". ${say.WHO_CAN_CALL}`,
+      `loaded fx_shout into default/adder from client "fx". ${say.whoCanCall('default', 'adder')}`,
     )
     expect(names(up.home, 'adder')).toEqual(['fx_echo', 'fx_shout'])
   })

@@ -51,7 +51,7 @@ const sentTools = (i: number): Tool[] =>
 describe('loaded tools end to end', () => {
   it('holds the unloaded tool while the prefix is intact, says so in why, then closes the history', async () => {
     expect(ok(await run('clients', 'load', 'default', 'main', 'fx', 'echo', 'shout'))).toBe(
-      `loaded fx_echo, fx_shout into default/main from client "fx". ${say.WHO_CAN_CALL}\n`,
+      `loaded fx_echo, fx_shout into default/main from client "fx". ${say.whoCanCall('default', 'main')}\n`,
     )
     const system = 'You are terse.'
     const turns: object[] = [{ role: 'user', content: 'Shout hello.' }]
@@ -95,7 +95,7 @@ describe('loaded tools end to end', () => {
     const loaded = await cliInProcess(['clients', 'loaded', 'default', 'main', '--home', p.home])
     expect(ok(list)).toMatch(/^fx: stdio, connected, 11 tools, observed at \S+, workspaces: default\n$/)
     expect(ok(loaded)).toBe('1 loaded for default/main:\n  fx_echo (client fx, tool echo)\n')
-    expect(ok(why2)).toContain("hold applied: re-sent step 001's tools array; held: fx_shout")
+    expect(ok(why2)).toContain("the client dropped fx_shout; the hold re-sent step 001's array")
     expect((await why(p.home, 'default', 'main', '002')).hold).toEqual({
       applied: true,
       reason: 'applied',
@@ -112,7 +112,9 @@ describe('loaded tools end to end', () => {
     ])
     await p.settled()
     const third = await why(p.home, 'default', 'main', '003')
-    expect(third.summary).toContain('hold not applied: system-changed')
+    expect(third.summary).toContain(
+      'hold not applied (system-changed): the prefix moved anyway, so the tools went out with that miss',
+    )
     expect(third.changes.map((c) => c.why)).toContainEqual(
       expect.stringMatching(/^history closure: declared fx_shout /),
     )

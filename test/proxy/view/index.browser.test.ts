@@ -67,12 +67,12 @@ describe('the pages', () => {
       expect(await plain.locator('#agent-steps tr').count()).toBe(6)
       await plain.goto(`${p.url}/ui/w/${WS}/a/main/s/003`)
       expect(await plain.locator('.why').innerText()).toContain(
-        "hold applied: re-sent step 002's tools array; held: notes_search",
+        "the client dropped notes_search; the hold re-sent step 002's array",
       )
       await plain.goto(`${p.url}/ui/w/${WS}/a/main/s/005`)
       const why = await plain.locator('.why').innerText()
       expect(why).toContain('moved since 004: tools, system')
-      expect(why).toContain('hold not applied: system-changed')
+      expect(why).toContain('hold not applied (system-changed)')
       expect(await plain.locator('#system-diff .add').innerText()).toContain('thorough')
       expect(await plain.locator('#transcript').innerText()).toContain('Turn 5: look at src/file5.ts')
     } finally {
@@ -179,7 +179,9 @@ describe('the export', () => {
       expect(offline.url()).toMatch(/#\/w\/demo\/a\/main$/)
       expect(await offline.locator('section.page:visible main').innerText()).toBe(served)
       await offline.click('#s003 a')
-      expect(await offline.locator('section.page:visible .why').innerText()).toContain('held: notes_search')
+      expect(await offline.locator('section.page:visible .why').innerText()).toContain(
+        'the client dropped notes_search',
+      )
       expect(asked.every((u) => u.startsWith('file://'))).toBe(true)
     } finally {
       await ctx.close()

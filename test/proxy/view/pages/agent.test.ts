@@ -1,7 +1,14 @@
 /** view/pages/agent: a timeline row says compaction and the hold's verdict; the bar scale is rounded up; a failed step is marked. */
 import type { StepMeta } from '../../../../generated/meta'
 import type { StepRow } from '../../../../proxy/report/steps'
-import { agentBody, barMax, timelineRow, timelineRowsHtml, verdict } from '../../../../proxy/view/pages/agent'
+import {
+  agentBody,
+  agentSummary,
+  barMax,
+  timelineRow,
+  timelineRowsHtml,
+  verdict,
+} from '../../../../proxy/view/pages/agent'
 import { serverLinks } from '../../../../proxy/view/links'
 
 const base: StepRow = {
@@ -11,7 +18,9 @@ const base: StepRow = {
   status: 200,
   outcome: 'ok',
   held: [],
+  reordered: false,
   hold_reason: 'first-step',
+  compaction: null,
   input: 1,
   cache_read: 0,
   cache_write: 900,
@@ -26,15 +35,26 @@ const meta = (cls?: string) =>
   ({ request_headers: cls ? { 'x-claude-code-request-class': cls } : {} }) as unknown as StepMeta
 
 describe('a timeline row', () => {
-  it('is a compaction when Claude Code said so', () => {
-    expect(timelineRow(1, base, meta('compaction')).compaction).toBe(true)
-    expect(timelineRow(1, base, meta('main')).compaction).toBe(false)
-    expect(timelineRow(1, base, undefined).compaction).toBe(false)
+  it('is a compaction when its record is marked so, or (older records) Claude Code said so', () => {
+    expect(timelineRow(1, { ...base, compaction: 'after' }, meta('main')).compaction).toBe('after')
+    expect(timelineRow(1, base, meta('compaction')).compaction).toBe('request')
+    expect(timelineRow(1, base, meta('main')).compaction).toBeNull()
+    expect(timelineRow(1, base, undefined).compaction).toBeNull()
+    const html = (c: StepRow['compaction']) =>
+      timelineRowsHtml(
+        { ws: 'w', agent: 'a' },
+        [timelineRow(1, { ...base, compaction: c }, undefined)],
+        1000,
+        serverLinks,
+      ).text
+    expect(html('request')).toContain('<span class="tag">compaction</span>')
+    expect(html('after')).toContain('<span class="tag">compacted</span>')
   })
 
   it('shows the hold’s verdict: held tools, or the reason', () => {
     expect(verdict({ held: ['a', 'b'], hold_reason: 'x' }).text).toContain('held 2')
     expect(verdict({ held: [], hold_reason: 'system-changed' }).text).toContain('system-changed')
+    expect(verdict({ held: [], hold_reason: 'applied', reordered: true }).text).toContain('held (reordered)')
   })
 
   it('marks a provider error and an unpriced step', () => {
@@ -60,5 +80,14 @@ describe('the agent page', () => {
     ).text
     expect(html).toContain('fs_read')
     expect(html).toContain('id="agent-steps"')
+  })
+
+  it('counts a held reorder among the held steps', () => {
+    const rows = [
+      timelineRow(1, base, undefined),
+      timelineRow(2, { ...base, step: '002', held: ['x'], hold_reason: 'applied' }, undefined),
+      timelineRow(3, { ...base, step: '003', reordered: true, hold_reason: 'applied' }, undefined),
+    ]
+    expect(agentSummary({ ws: 'w', agent: 'a', rows, tools: [] }).text).toContain('(2 held steps)')
   })
 })

@@ -29,7 +29,8 @@ describe('a step page', () => {
     expect(d.reply?.text).toEqual(expect.any(String))
     expect(d.committed).toBe(true)
     const html = stepBody(d, serverLinks).text
-    expect(html).toContain('hold applied: re-sent step 001&#39;s tools array; held: Write')
+    expect(html).toContain('the client dropped Write; the hold re-sent step 001&#39;s array')
+    expect(html).not.toContain('changed <code>tools</code>: hold:')
     expect(html).toContain('1 earlier messages, as step 001 sent them')
     expect(html).toContain('href="/ui/w/w/a/main/s/002/raw/request.json"')
   })
