@@ -17,19 +17,8 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
+import { rng } from '../test/support/fuzz'
 import { type Proc, cpuMs, health, pct, postTimed, startBare, startFake, startHoldfast } from './procs'
-
-/** A deterministic generator (mulberry32): the same conversation every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const WORDS =
   'const let return function import export from if else for while await async type interface string number boolean null undefined true false this new class extends implements private readonly public static void Promise Buffer error result value index length push map filter reduce join split slice path file agent step commit record journal request response'.split(
@@ -68,7 +57,7 @@ export class Conversation {
   private n = 0
 
   constructor(seed: number) {
-    this.rand = random(seed)
+    this.rand = rng(seed) // the same conversation every run
     this.system = [
       { type: 'text', text: `You are an agent. ${codeText(this.rand, 3000)}` },
       { type: 'text', text: codeText(this.rand, 4000), cache_control: { type: 'ephemeral' } },
