@@ -83,7 +83,17 @@ export function startHoldfast(
   return start([...nodeArgs, dist, 'serve', '--home', home, '--port', '0'], {
     HOLDFAST_LOG_LEVEL: 'warn',
     ...env,
-  }).then((p) => ({ ...p, token: fs.readFileSync(path.join(home, 'token'), 'utf8').trim() }))
+  }).then((p) => ({ ...p, token: tokenOf(home) }))
+}
+
+/** The home's token, when serve made one (a build from before the token was the default made none). */
+function tokenOf(home: string): string | undefined {
+  try {
+    return fs.readFileSync(path.join(home, 'token'), 'utf8').trim()
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw err
+  }
 }
 
 /** holdfast's `GET /_holdfast/health`, with its token. */
