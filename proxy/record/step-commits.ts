@@ -217,10 +217,20 @@ function stepsOf(repo: Repo): Lru<number> {
   return cache
 }
 
-/** The step of `agent` commit `oid` records (0 for any other commit: a dispatch, a config commit). */
-async function stepAt(repo: Repo, agent: string, oid: string): Promise<{ n: number; parent?: string }> {
+/**
+ * The step of `agent` commit `oid` records (0 for any other commit: a dispatch, a config commit),
+ * and with `withParent` its first parent. A known commit's number is not read again: the tip of
+ * every batch is the commit the batch before made.
+ */
+async function stepAt(
+  repo: Repo,
+  agent: string,
+  oid: string,
+  withParent = false,
+): Promise<{ n: number; parent?: string }> {
   const known = stepsOf(repo).get(oid)
-  const info = known === undefined || known > 0 ? await readCommitInfo(repo, oid) : undefined
+  if (known !== undefined && (known === 0 || !withParent)) return { n: known }
+  const info = await readCommitInfo(repo, oid)
   const s = info ? stepOfSubject(info.message) : undefined
   const n = s && s.agent === agent ? s.n : 0
   stepsOf(repo).set(oid, n)
@@ -230,7 +240,7 @@ async function stepAt(repo: Repo, agent: string, oid: string): Promise<{ n: numb
 /** The commit of step `n` at or below `tip` on `agent`'s branch, walking first parents. */
 async function findStep(repo: Repo, agent: string, tip: string, n: number): Promise<string | undefined> {
   for (let oid: string | undefined = tip, hops = 0; oid && hops < 100_000; hops++) {
-    const at = await stepAt(repo, agent, oid)
+    const at = await stepAt(repo, agent, oid, true)
     if (at.n === n) return oid
     if (at.n < n) return undefined
     oid = at.parent
