@@ -18,7 +18,7 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { rng } from '../test/support/fuzz'
-import { type Proc, cpuMs, health, pct, postTimed, startBare, startFake, startHoldfast } from './procs'
+import { type Proc, cpuMs, landed, pct, postTimed, startBare, startFake, startHoldfast } from './procs'
 
 const WORDS =
   'const let return function import export from if else for while await async type interface string number boolean null undefined true false this new class extends implements private readonly public static void Promise Buffer error result value index length push map filter reduce join split slice path file agent step commit record journal request response'.split(
@@ -124,14 +124,6 @@ function duBytes(dir: string): number {
   return total
 }
 
-async function committed(hf: Proc): Promise<void> {
-  for (;;) {
-    const h = await health<{ agents: { next_step: number; committed: number }[] }>(hf)
-    if (h.agents.every((a) => a.committed === a.next_step - 1)) return
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
-
 /** CPU ms of `pid` and of its live descendants (a `git` it runs counts before it is reaped). */
 function treeCpuMs(pid: number): number {
   const parent = new Map<number, number>()
@@ -210,7 +202,7 @@ export async function longConversation(
   let mark = { bare: 0, hf: 0 }
   for (let i = 1; i <= steps; i++) {
     if (i === 1 || i === lateFrom) {
-      await committed(hf)
+      await landed(hf)
       mark = { bare: cpuMs(bare.pid), hf: cpuMs(hf.pid) }
     }
     const b = conv.next()
@@ -221,7 +213,7 @@ export async function longConversation(
     added.bare.push(r.total - d.total)
     added.hf.push(h.total - d.total)
     if (i === early || i === steps) {
-      await committed(hf)
+      await landed(hf)
       const range = i === early ? 'early' : 'late'
       cpu.bare[range] = cpuMs(bare.pid) - mark.bare
       cpu.hf[range] = cpuMs(hf.pid) - mark.hf
@@ -254,7 +246,7 @@ export async function longConversation(
   const bareMany = cpuMs(bare.pid) - c0
   c0 = cpuMs(hf.pid)
   await run((k) => `${hf.url}/w/long8/a/a${k}/v1/messages`)
-  await committed(hf)
+  await landed(hf)
   const hfMany = cpuMs(hf.pid) - c0
   const finalMany = convs()
     .map((c) => {

@@ -105,6 +105,19 @@ export async function health<T>(hf: Proc): Promise<T> {
   return (await res.json()) as T
 }
 
+/**
+ * Until holdfast has committed every step it numbered (its health), so a measure counts all of
+ * them; resolves with how long that took, ms.
+ */
+export async function landed(hf: Proc, pollMs = 10): Promise<number> {
+  const t0 = performance.now()
+  for (;;) {
+    const h = await health<{ agents: { next_step: number; committed: number }[] }>(hf)
+    if (h.agents.every((a) => a.committed === a.next_step - 1)) return performance.now() - t0
+    await new Promise((r) => setTimeout(r, pollMs))
+  }
+}
+
 /** Where a served home's providers point: the fake upstream's two endpoints. */
 export interface Upstreams {
   anthropicBaseUrl: string
@@ -148,23 +161,13 @@ export async function serveHome(
     [],
     env,
   )
-  const token =
-    env.HOLDFAST_TOKEN ??
-    process.env.HOLDFAST_TOKEN ??
-    fs.readFileSync(path.join(home, 'token'), 'utf8').trim()
-  const health = async (): Promise<{ agents: { next_step: number; committed: number }[] }> => {
-    const res = await fetch(`${proc.url}/_holdfast/health`, { headers: { 'x-holdfast-token': token } })
-    return (await res.json()) as { agents: { next_step: number; committed: number }[] }
-  }
+  const token = env.HOLDFAST_TOKEN ?? process.env.HOLDFAST_TOKEN ?? proc.token ?? ''
+  const served = { ...proc, token }
   return {
-    ...proc,
+    ...served,
     home,
-    token,
     repo: (ws = 'default') => path.join(home, 'workspaces', ws, 'repo.git'),
-    settled: async () => {
-      while (!(await health()).agents.every((a) => a.committed === a.next_step - 1))
-        await new Promise((r) => setTimeout(r, 20))
-    },
+    settled: async () => void (await landed(served, 20)),
     close: async () => {
       if (proc.child.exitCode === null && proc.child.signalCode === null) {
         const exited = new Promise((r) => proc.child.once('exit', r))

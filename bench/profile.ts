@@ -15,16 +15,7 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import {
-  filler,
-  health,
-  postJson,
-  type Proc,
-  requestBody,
-  startBare,
-  startFake,
-  startHoldfast,
-} from './procs'
+import { filler, landed, postJson, requestBody, startBare, startFake, startHoldfast } from './procs'
 
 const N = Number(process.argv[2] ?? 500)
 /** Client lanes sending at once; through holdfast each lane is its own agent, as in `npm run bench`. */
@@ -66,15 +57,6 @@ async function send(url: (lane: number) => string, from: number): Promise<void> 
       while (next < N) await post(url(lane), body(from + next++))
     }),
   )
-}
-
-/** Until holdfast at `base` has committed every step it numbered (health), so its CPU counts all of them. */
-async function landed(hf: Proc): Promise<void> {
-  for (;;) {
-    const h = await health<{ agents: { next_step: number; committed: number }[] }>(hf)
-    if (h.agents.every((a) => a.committed === a.next_step - 1)) return
-    await new Promise((r) => setTimeout(r, 20))
-  }
 }
 
 async function measure(
@@ -211,7 +193,7 @@ async function main(): Promise<void> {
         'holdfast',
         hf.child.pid as number,
         (lane) => `${hf.url}/w/profile/a/${C === 1 ? 'main' : `lane${lane}`}/v1/messages`,
-        () => landed(hf),
+        async () => void (await landed(hf, 20)),
       )),
     ]
     if (cpuProf)

@@ -15,7 +15,18 @@ import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { longConversation } from './long'
-import { type Proc, cpuMs, filler, health, pct, rssMb, startBare, startFake, startHoldfast } from './procs'
+import {
+  type Proc,
+  cpuMs,
+  filler,
+  health,
+  landed,
+  pct,
+  rssMb,
+  startBare,
+  startFake,
+  startHoldfast,
+} from './procs'
 
 const QUICK = process.argv.includes('--quick')
 const scale = QUICK ? 0.25 : 1
@@ -173,16 +184,6 @@ async function memoryNow(hf: Proc): Promise<string> {
   return `RSS ${f(rssMb(hf.pid))} MB, heap MB used of total: server ${m.heapUsed} of ${m.heapTotal}, commit worker ${worker}`
 }
 
-/** Wait until every step holdfast has numbered is committed; returns how long that took. */
-async function committed(hf: Proc): Promise<number> {
-  const t0 = performance.now()
-  for (;;) {
-    const h = await health<{ agents: { next_step: number; committed: number }[] }>(hf)
-    if (h.agents.every((a) => a.committed === a.next_step - 1)) return performance.now() - t0
-    await new Promise((r) => setTimeout(r, 5))
-  }
-}
-
 const f = (x: number): string => (Number.isNaN(x) ? '-' : Math.abs(x) < 10 ? x.toFixed(2) : x.toFixed(1))
 const kb = (n: number | undefined): string => String(Math.round((n ?? 0) / 1000))
 
@@ -242,7 +243,7 @@ async function measure(k: Case, fake: Proc, bare: Proc, hf: Proc, tag: string): 
     const hc0 = cpuMs(hf.pid)
     h.push(await load((lane) => `${hf.url}/w/bench/a/${tag}-${lane}${p}`, make, n, k.c, from))
     // Each turn's commits land before the next turn, and count as this case's CPU.
-    lagMs = Math.max(lagMs, await committed(hf))
+    lagMs = Math.max(lagMs, await landed(hf, 5))
     hfCpu += cpuMs(hf.pid) - hc0
   }
   return { k, d: summary(d), b: summary(b), h: summary(h), bareCpu: bareCpu / k.n, hfCpu: hfCpu / k.n, lagMs }
@@ -374,7 +375,7 @@ async function main(): Promise<void> {
     await load(() => `${bare.url}${PATHS[k.dialect]}`, make, n, k.c)
     await load((lane) => `${hf.url}/w/bench/a/warm-${k.dialect}-${lane}${PATHS[k.dialect]}`, make, n, k.c)
   }
-  await committed(hf)
+  await landed(hf, 5)
   process.stderr.write(`done: warm-up (load ${load1()})\n`)
   const idleWarm = await settledRss(hf.pid)
   const loadBefore = load1()
@@ -392,7 +393,7 @@ async function main(): Promise<void> {
   const steps = QUICK ? 150 : 500
   const constant = await conversation(fake, hf, 'long-constant', steps, false)
   const growing = await conversation(fake, hf, 'long-growing', steps, true)
-  await committed(hf)
+  await landed(hf, 5)
   process.stderr.write(`done: ${steps}-step conversations\n`)
 
   // A second full run of the cases (new agents): RSS must stay flat.
