@@ -18,7 +18,17 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { rng } from '../test/support/fuzz'
-import { type Proc, cpuMs, landed, pct, postTimed, startBare, startFake, startHoldfast } from './procs'
+import {
+  type Proc,
+  cpuMs,
+  landed,
+  treeCpuMs,
+  pct,
+  postTimed,
+  startBare,
+  startFake,
+  startHoldfast,
+} from './procs'
 
 const WORDS =
   'const let return function import export from if else for while await async type interface string number boolean null undefined true false this new class extends implements private readonly public static void Promise Buffer error result value index length push map filter reduce join split slice path file agent step commit record journal request response'.split(
@@ -120,36 +130,6 @@ function duBytes(dir: string): number {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name)
     total += e.isDirectory() ? duBytes(p) : fs.statSync(p).size
-  }
-  return total
-}
-
-/** CPU ms of `pid` and of its live descendants (a `git` it runs counts before it is reaped). */
-function treeCpuMs(pid: number): number {
-  const parent = new Map<number, number>()
-  const fields = (p: number | string): string[] =>
-    fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ').slice(-1)[0]?.split(' ') ?? []
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      parent.set(Number(name), Number(fields(name)[1]))
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const within = (p: number): boolean => {
-    for (let q = parent.get(p); q !== undefined && q > 1; q = parent.get(q)) if (q === pid) return true
-    return false
-  }
-  let total = cpuMs(pid)
-  for (const p of parent.keys()) {
-    if (p === pid || !within(p)) continue
-    try {
-      const f = fields(p)
-      total += (Number(f[11]) + Number(f[12])) * 10
-    } catch {
-      // gone meanwhile: its time is its parent's once reaped
-    }
   }
   return total
 }

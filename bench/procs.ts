@@ -187,10 +187,45 @@ export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
 
 /** CPU ms of a process so far: all its threads, live or gone, and the children it reaped (git). */
 export function cpuMs(pid: number): number {
+  const f = statFields(pid)
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_MS
+}
+
+/** USER_HZ = 100 on Linux: /proc's times are in 10 ms ticks. */
+const TICK_MS = 10
+
+/** The fields of `/proc/<pid>/stat` after the command name (state first, the parent's pid second). */
+function statFields(pid: number | string): string[] {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  const tick = 10 // USER_HZ = 100 on Linux
-  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * tick
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+}
+
+/** CPU ms of `pid` (as cpuMs) and of its live descendants (a `git` it runs counts before it is reaped). */
+export function treeCpuMs(pid: number): number {
+  const parent = new Map<number, number>()
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      parent.set(Number(name), Number(statFields(name)[1]))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const within = (p: number): boolean => {
+    for (let q = parent.get(p); q !== undefined && q > 1; q = parent.get(q)) if (q === pid) return true
+    return false
+  }
+  let total = cpuMs(pid)
+  for (const p of parent.keys()) {
+    if (p === pid || !within(p)) continue
+    try {
+      const f = statFields(p)
+      total += (Number(f[11]) + Number(f[12])) * TICK_MS
+    } catch {
+      // gone meanwhile: its time is its parent's once reaped
+    }
+  }
+  return total
 }
 
 /** The `p`th percentile of `xs` (nearest rank; NaN when empty). */
