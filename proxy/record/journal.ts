@@ -210,8 +210,8 @@ export class AgentJournal {
   /**
    * Every step up to `n` is committed: remove the files that hold only such steps. The newest is
    * kept while the agent is active (`idle` false): with `journal.fsync` off, a power cut that takes
-   * the newest commits off the disk finds their steps there (measured: the steps lost to a cut go
-   * from the last ~36 s to the last ~11 s; docs/reliability.md). An idle agent keeps no file.
+   * the newest commits off the disk finds their steps there (the window it saves:
+   * docs/reliability.md, "A power loss, journal.fsync: false"). An idle agent keeps no file.
    */
   committed(n: number, idle = false): void {
     this.load()
