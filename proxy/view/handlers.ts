@@ -33,6 +33,19 @@ import { workspaceRows, workspacesBody } from './pages/workspaces'
 import type { Route } from './routes'
 import { statusFor, statusText } from './statusline'
 
+/** A live page's event stream: the commits `wants` picks re-render its regions; a failed update is logged. */
+function live(
+  ctx: ServerContext,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  wants: Parameters<typeof liveStream>[3],
+  render: Parameters<typeof liveStream>[4],
+): void {
+  liveStream(ctx.home, req, res, wants, render, (err) =>
+    ctx.log.warn({ err: String(err) }, 'view: a live update failed'),
+  )
+}
+
 export async function get(
   ctx: ServerContext,
   req: http.IncomingMessage,
@@ -55,8 +68,8 @@ export async function get(
     case 'workspace': {
       const ws = await existingWorkspace(ctx.home, route.ws)
       if (route.live)
-        return liveStream(
-          ctx.home,
+        return live(
+          ctx,
           req,
           res,
           (e) => e.ws === ws.name,
@@ -64,7 +77,6 @@ export async function get(
             const d = await workspaceData(ws)
             return { replace: { 'ws-tree': treeRows(d, links).text, 'ws-cards': workspaceCards(d).text } }
           },
-          (err) => ctx.log.warn({ err: String(err) }, 'view: a live update failed'),
         )
       const d = await workspaceData(ws)
       return pageOf(
@@ -130,8 +142,8 @@ export async function get(
     case 'cohort': {
       const ws = await existingWorkspace(ctx.home, route.ws)
       if (route.live)
-        return liveStream(
-          ctx.home,
+        return live(
+          ctx,
           req,
           res,
           (e) => e.ws === ws.name,
@@ -139,7 +151,6 @@ export async function get(
             const d = await cohortData(ws, route.agent, route.n)
             return { replace: { 'cohort-members': cohortMembers(d, links).text } }
           },
-          (err) => ctx.log.warn({ err: String(err) }, 'view: a live update failed'),
         )
       const d = await cohortData(ws, route.agent, route.n)
       const fired = url.searchParams.get('fired')
@@ -181,8 +192,8 @@ function agentStream(
   let committedAfter = after
   let rows: TimelineRow[] | undefined
   let max = 1
-  liveStream(
-    ctx.home,
+  live(
+    ctx,
     req,
     res,
     (e) => e.ws === ws.name && e.agent === agent,
@@ -200,7 +211,6 @@ function agentStream(
         after: committedAfter,
       }
     },
-    (err) => ctx.log.warn({ err: String(err) }, 'view: a live update failed'),
   )
 }
 
