@@ -140,7 +140,9 @@ function branches(repo: string): Map<string, Map<string, string>> {
 
 /**
  * Count what the fault cost: an acknowledged mark no committed step holds is lost; a committed
- * request the provider never received (and not a step recorded as never sent) is corrupted; an
+ * request the provider never received is corrupted, unless its step is recorded as never sent
+ * (`not_sent`) or cut while it went out (`interrupted`: SENT was journaled, the upload stopped with
+ * the writer, so the provider never had it whole); an
  * agent's committed steps whose numbers do not follow the order the provider received them in,
  * or one request under two numbers, is renumbered; git fsck must be clean.
  */
@@ -162,10 +164,10 @@ function check(t: Tally, repo: string, acked: Set<string>, fake: FakeUpstream): 
         } catch (err) {
           t.notes.push(`${agent}/${n}: ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`)
         }
-        if (!/"outcome": "not_sent"/.test(meta)) {
+        if (!/"outcome": "(not_sent|interrupted)"/.test(meta)) {
           t.corrupted++
           t.notes.push(
-            `${agent}/${n}: committed, never received, not recorded as not_sent: ${request.slice(0, 120)}`,
+            `${agent}/${n}: committed, never received, recorded neither not_sent nor interrupted: ${request.slice(0, 120)}`,
           )
         }
         continue
@@ -353,20 +355,27 @@ function holdWriteback(): () => void {
   return () => set(saved)
 }
 
+/**
+ * A fresh 256 MB ext4 image under `dir`, mounted with `options`: where its copy after a cut goes,
+ * the mount point, and the holdfast home on it.
+ */
+function ext4Disk(dir: string, options: string): { image: string; copy: string; mnt: string; home: string } {
+  const image = path.join(dir, 'disk.img')
+  const mnt = path.join(dir, 'mnt')
+  fs.mkdirSync(mnt, { recursive: true })
+  sh('truncate', ['-s', '256M', image])
+  sh('mkfs.ext4', ['-q', '-F', image])
+  sh('mount', ['-o', options, image, mnt])
+  return { image, copy: path.join(dir, 'after-cut.img'), mnt, home: path.join(mnt, 'home') }
+}
+
 async function powercut(fake: FakeUpstream, tries: number, fsync: boolean): Promise<Tally> {
   const t = tally()
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-cut-'))
   for (let i = 0; i < tries; i++) {
     t.tries++
     fake.reset()
-    const image = path.join(dir, 'disk.img')
-    const copy = path.join(dir, 'after-cut.img')
-    const mnt = path.join(dir, 'mnt')
-    fs.mkdirSync(mnt, { recursive: true })
-    sh('truncate', ['-s', '256M', image])
-    sh('mkfs.ext4', ['-q', '-F', image])
-    sh('mount', ['-o', 'loop,commit=600', image, mnt])
-    const home = path.join(mnt, 'home')
+    const { image, copy, mnt, home } = ext4Disk(dir, 'loop,commit=600')
     const acked = new Set<string>()
     // The home as a machine has it before the session: its config on the disk.
     writeConfig(home, fake, fsync)
@@ -444,14 +453,7 @@ async function powercutWindow(fake: FakeUpstream, tries: number, seconds = 45): 
   for (let i = 0; i < tries; i++) {
     t.tries++
     fake.reset()
-    const image = path.join(dir, 'disk.img')
-    const copy = path.join(dir, 'after-cut.img')
-    const mnt = path.join(dir, 'mnt')
-    fs.mkdirSync(mnt, { recursive: true })
-    sh('truncate', ['-s', '256M', image])
-    sh('mkfs.ext4', ['-q', '-F', image])
-    sh('mount', ['-o', 'loop', image, mnt])
-    const home = path.join(mnt, 'home')
+    const { image, copy, mnt, home } = ext4Disk(dir, 'loop')
     writeConfig(home, fake, false)
     sh('sync', [])
     const ackedAt = new Map<string, number>()
