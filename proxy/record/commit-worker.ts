@@ -13,7 +13,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { IDLE_COLLECT_MS, IdleCollector } from '../idle-collect'
 import { dropPackBytes } from '../store/git/repo'
-import { maintain } from '../store/git/run'
+import { maintain } from '../store/git/merge'
 import { isTransientFault } from '../store/faults'
 import type { StepToCommit } from './step-commits'
 import { Workspace } from '../store/workspace'

@@ -9,7 +9,7 @@
 import path from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { CommitFault, CommitReply, CommitRequest, CommitWorkerData, WorkerMemory } from './commit-worker'
-import { maintain } from '../store/git/run'
+import { maintain } from '../store/git/merge'
 import { IDLE_COLLECT_MS } from '../idle-collect'
 import { type CommitJob, finishedHalf, recordFiles } from './commit-job'
 import { type FinishSummary, summaryOf } from './finish'

@@ -36,7 +36,8 @@ export {
   type CommitInfo,
   type DirEntry,
 } from './read'
-export { runGit, maintain } from './run'
+export { runGit } from './run'
+export { maintain } from './merge'
 
 export type FileContent = Buffer | Uint8Array | string
 

@@ -25,6 +25,8 @@ export interface GitObject {
   oid: string
   /** When its base is written earlier in the same pack, the object is written as a delta on it (a tree with one entry added: a few dozen bytes). */
   edit?: Edit
+  /** An object this one mostly repeats (an agent's previous request): when it is in the same pack, this one is written as a delta on it if that is clearly smaller. */
+  similar?: GitObject
 }
 
 /** An object and its id: SHA-1 of `<type> <size>\0<body>`. */

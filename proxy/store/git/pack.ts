@@ -1,8 +1,11 @@
 /**
- * Git objects for the step-commit hot path: blob, tree and commit bodies hashed with SHA-1, and
- * written as ONE packfile (+ its v2 index) per batch, the way `git fast-import` does, instead of
- * one loose file per object. Invariant: the `.pack` lands before its `.idx` (git finds packs by
- * their index), each through temp file + rename, so a crash leaves no half pack git would read.
+ * Writing packs: objects written as ONE packfile (+ its v2 index) the way `git fast-import` does,
+ * instead of one loose file per object; a pack may start with the entries of existing packs copied
+ * as they are (an agent's chain extended, small packs merged), and an object whose base is in the
+ * pack is written as a delta on it (a tree with an entry spliced in, a request on the previous
+ * request). Invariant: the `.pack` lands before its `.idx` (git finds packs by their index), each
+ * through temp file + rename, so a crash leaves no half pack git would read; every delta's base is
+ * earlier in the same pack (git reads no delta across packs).
  * Formats: https://git-scm.com/docs/pack-format, https://git-scm.com/docs/gitformat-pack
  */
 import { createHash } from 'node:crypto'
@@ -10,15 +13,20 @@ import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { fsyncDir, writeFileAtomicSync } from '../atomic'
-import { spliceDelta } from './delta'
+import { deltaOf, spliceDelta, worthIt } from './delta'
 import { type GitObject, type ObjectType, sizeOf } from './objects'
 
 /** The pack entry header: type and size, size in 4 + 7·n bits, little-endian groups. */
 const TYPE_CODE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 }
 /** The pack entry type of a delta whose base is named by its offset in the same pack. */
 const OFS_DELTA = 6
-/** Longest chain of deltas written (a reader applies them all to get the object back). */
-const MAX_DELTA_DEPTH = 16
+/** The pack entry type of a delta whose base is named by its object id. */
+const REF_DELTA = 7
+/**
+ * Longest chain of deltas written (a reader applies them all to get the object back): git's own
+ * default (`pack.depth`). A request past it is written whole, and the next ones are deltas on it.
+ */
+export const MAX_DELTA_DEPTH = 50
 
 function entryHeader(type: number, size: number): Buffer {
   const bytes: number[] = []
@@ -96,80 +104,267 @@ function u32(n: number): Buffer {
   return b
 }
 
+/** One object of a pack: where its entry starts, its CRC-32 (header and data, as the index keeps it), and how many deltas deep it is. */
+export interface PackEntry {
+  oid: string
+  offset: number
+  crc: number
+  depth: number
+}
+
+/** A pack written: its name (`pack-<sha1>`), its entries, and its length in bytes. */
+export interface WrittenPack {
+  name: string
+  entries: PackEntry[]
+  size: number
+}
+
+/** An entry's header as read: its type, where its data starts, and a delta's base (an offset for OFS_DELTA, an id for REF_DELTA). */
+function readEntryHeader(
+  pack: Buffer,
+  at: number,
+): { type: number; sizeEnd: number; dataStart: number; baseDistance?: number; baseOid?: string } {
+  let byte = pack[at] as number
+  const type = (byte >> 4) & 7
+  let i = at + 1
+  while (byte & 0x80) byte = pack[i++] as number
+  const sizeEnd = i
+  if (type === OFS_DELTA) {
+    byte = pack[i++] as number
+    let distance = byte & 0x7f
+    while (byte & 0x80) {
+      byte = pack[i++] as number
+      distance = (distance + 1) * 128 + (byte & 0x7f)
+    }
+    return { type, sizeEnd, dataStart: i, baseDistance: distance }
+  }
+  if (type === REF_DELTA) {
+    const baseOid = pack.toString('hex', i, i + 20)
+    return { type, sizeEnd, dataStart: i + 20, baseOid }
+  }
+  return { type, sizeEnd, dataStart: i }
+}
+
 /**
- * Write `objects` (duplicates dropped) as one pack in `<gitdir>/objects/pack/`. Synchronous: it
- * runs in the commit worker, where blocking costs nothing. With `durable`, the pack, its index and
- * their directory entries are on the disk when this returns (a ref may then name what it holds).
- * Returns the pack's name, or undefined when there was nothing to write.
+ * A pack being made: existing packs' entries copied (`copy`), then new objects (`add`), written
+ * once with `write`. Nothing is on the disk before `write`.
+ */
+export class PackBuilder {
+  private readonly parts: Buffer[] = []
+  private offset = 12
+  private readonly entries: PackEntry[] = []
+  private readonly byOid = new Map<string, PackEntry>()
+
+  /** The pack's length so far (its header and entries, not its trailer). */
+  get size(): number {
+    return this.offset
+  }
+
+  get count(): number {
+    return this.entries.length
+  }
+
+  has(oid: string): boolean {
+    return this.byOid.has(oid)
+  }
+
+  /** How many deltas deep `oid` is in this pack (undefined when it is not in it). */
+  depthOf(oid: string): number | undefined {
+    return this.byOid.get(oid)?.depth
+  }
+
+  /**
+   * Copy every entry of the pack `bytes` (its entries as its index lists them). An object already
+   * here is not copied again: a delta on it is pointed at the copy here (always earlier). Entries
+   * are copied as they are, in runs; only a delta whose base moved gets a new header.
+   */
+  copy(bytes: Buffer, listed: readonly Omit<PackEntry, 'depth'>[]): void {
+    const sorted = [...listed].sort((a, b) => a.offset - b.offset)
+    const end = bytes.length - 20
+    /** Each copied entry's old offset → its entry here. */
+    const moved = new Map<number, PackEntry>()
+    let runStart = -1
+    let runEnd = -1
+    const flush = (): void => {
+      if (runStart >= 0) this.parts.push(bytes.subarray(runStart, runEnd))
+      runStart = -1
+    }
+    sorted.forEach((e, i) => {
+      const next = i + 1 < sorted.length ? (sorted[i + 1] as { offset: number }).offset : end
+      const kept = this.byOid.get(e.oid)
+      if (kept) {
+        moved.set(e.offset, kept)
+        flush()
+        return
+      }
+      const h = readEntryHeader(bytes, e.offset)
+      let depth = 0
+      let header: Buffer | undefined
+      if (h.type === OFS_DELTA) {
+        const base = moved.get(e.offset - (h.baseDistance as number))
+        if (!base) throw new Error(`pack entry at ${e.offset} is a delta on an entry its index does not list`)
+        depth = base.depth + 1
+        const distance = this.offset - base.offset
+        if (distance !== h.baseDistance)
+          header = Buffer.concat([bytes.subarray(e.offset, h.sizeEnd), baseDistance(distance)])
+      } else if (h.type === REF_DELTA) depth = (this.byOid.get(h.baseOid as string)?.depth ?? 0) + 1
+      const data = bytes.subarray(h.dataStart, next)
+      const entry: PackEntry = {
+        oid: e.oid,
+        offset: this.offset,
+        depth,
+        crc: header ? zlib.crc32(data, zlib.crc32(header)) : e.crc,
+      }
+      if (header) {
+        flush()
+        this.parts.push(header, data)
+        this.offset += header.length + data.length
+      } else {
+        if (runStart < 0 || runEnd !== e.offset) {
+          flush()
+          runStart = e.offset
+        }
+        runEnd = next
+        this.offset += next - e.offset
+      }
+      moved.set(e.offset, entry)
+      this.entries.push(entry)
+      this.byOid.set(e.oid, entry)
+    })
+    flush()
+  }
+
+  /**
+   * Add `o` (unless it is here already): as a splice delta when `o.edit`'s base is here, as a
+   * delta on `o.similar` when that is here and the delta is clearly smaller, else whole.
+   */
+  add(o: GitObject): void {
+    if (this.byOid.has(o.oid)) return
+    let header: Buffer | undefined
+    let data: Buffer | undefined
+    let depth = 0
+    const editBase = o.edit && this.byOid.get(o.edit.base.oid)
+    const similar = o.similar && this.byOid.get(o.similar.oid)
+    if (o.edit && editBase && editBase.depth < MAX_DELTA_DEPTH) {
+      const d = spliceDelta(sizeOf(o.edit.base), o.edit.prefix, o.edit.skip, o.edit.insert, sizeOf(o))
+      header = Buffer.concat([entryHeader(OFS_DELTA, d.length), baseDistance(this.offset - editBase.offset)])
+      data = deflate('blob', d)
+      depth = editBase.depth + 1
+    } else if (o.similar && similar && similar.depth < MAX_DELTA_DEPTH) {
+      const d = deltaOf(o.similar.body, o.body)
+      if (worthIt(d, sizeOf(o))) {
+        header = Buffer.concat([entryHeader(OFS_DELTA, d.length), baseDistance(this.offset - similar.offset)])
+        data = deflate('blob', d)
+        depth = similar.depth + 1
+      }
+    }
+    if (!header || !data) {
+      header = entryHeader(TYPE_CODE[o.type], sizeOf(o))
+      data = deflate(o.type, o.body)
+    }
+    const entry: PackEntry = {
+      oid: o.oid,
+      offset: this.offset,
+      crc: zlib.crc32(data, zlib.crc32(header)),
+      depth,
+    }
+    this.entries.push(entry)
+    this.byOid.set(o.oid, entry)
+    this.parts.push(header, data)
+    this.offset += header.length + data.length
+  }
+
+  /**
+   * Write the pack and its index into `<gitdir>/objects/pack/`. Synchronous: it runs in the commit
+   * worker, where blocking costs nothing. With `durable`, the pack, its index and their directory
+   * entries are on the disk when this returns (a ref may then name what it holds). Undefined when
+   * there is nothing to write.
+   */
+  write(gitdir: string, options: { durable?: boolean } = {}): WrittenPack | undefined {
+    if (this.entries.length === 0) return undefined
+    const head = [Buffer.from('PACK'), u32(2), u32(this.entries.length)]
+    const sum = createHash('sha1')
+    for (const p of head) sum.update(p)
+    for (const p of this.parts) sum.update(p)
+    const packSum = sum.digest()
+    const idx = indexOf(this.entries, packSum)
+    const name = `pack-${packSum.toString('hex')}`
+    const dir = path.join(gitdir, 'objects', 'pack')
+    if (!packDirs.has(dir)) {
+      fs.mkdirSync(dir, { recursive: true })
+      packDirs.add(dir)
+    }
+    // Read-only like git's own packs; a `tmp_` leftover of a crash is removed by `git prune`.
+    const fsync = options.durable === true
+    const opts = { mode: 0o444, tempPrefix: 'tmp_pack_hf', fsync }
+    writeFileAtomicSync(path.join(dir, `${name}.pack`), [...head, ...this.parts, packSum], opts)
+    writeFileAtomicSync(path.join(dir, `${name}.idx`), idx, opts)
+    if (fsync) fsyncDir(dir)
+    return { name, entries: this.entries, size: this.offset + 20 }
+  }
+}
+
+/** A v2 pack index of `entries` (https://git-scm.com/docs/gitformat-pack#_version_2_pack_idx_files_support_packs_larger_than_4_gib_and). */
+function indexOf(list: readonly PackEntry[], packSum: Buffer): Buffer {
+  const entries = [...list].sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0))
+  const fanout = Buffer.alloc(256 * 4)
+  for (let i = 0, e = 0; i < 256; i++) {
+    while (e < entries.length && parseInt((entries[e] as PackEntry).oid.slice(0, 2), 16) <= i) e++
+    fanout.writeUInt32BE(e, i * 4)
+  }
+  const large: Buffer[] = []
+  const offsets = entries.map((e) => {
+    if (e.offset < 0x80000000) return u32(e.offset)
+    const b = Buffer.alloc(8)
+    b.writeBigUInt64BE(BigInt(e.offset))
+    large.push(b)
+    return u32(0x80000000 | (large.length - 1))
+  })
+  const body = Buffer.concat([
+    Buffer.from([0xff, 0x74, 0x4f, 0x63]),
+    u32(2),
+    fanout,
+    ...entries.map((e) => Buffer.from(e.oid, 'hex')),
+    ...entries.map((e) => u32(e.crc)),
+    ...offsets,
+    ...large,
+    packSum,
+  ])
+  return Buffer.concat([body, createHash('sha1').update(body).digest()])
+}
+
+/** The entries a v2 pack index lists (offset and CRC-32 by object id). */
+export function readIndex(idx: Buffer): Omit<PackEntry, 'depth'>[] {
+  if (idx.readUInt32BE(0) !== 0xff744f63 || idx.readUInt32BE(4) !== 2)
+    throw new Error('not a version 2 pack index')
+  const n = idx.readUInt32BE(8 + 255 * 4)
+  const oids = 8 + 256 * 4
+  const crcs = oids + n * 20
+  const offsets = crcs + n * 4
+  const large = offsets + n * 4
+  const out: Omit<PackEntry, 'depth'>[] = []
+  for (let i = 0; i < n; i++) {
+    let offset = idx.readUInt32BE(offsets + i * 4)
+    if (offset & 0x80000000) offset = Number(idx.readBigUInt64BE(large + (offset & 0x7fffffff) * 8))
+    out.push({
+      oid: idx.toString('hex', oids + i * 20, oids + i * 20 + 20),
+      crc: idx.readUInt32BE(crcs + i * 4),
+      offset,
+    })
+  }
+  return out
+}
+
+/**
+ * Write `objects` (duplicates dropped) as one pack in `<gitdir>/objects/pack/` (see
+ * PackBuilder.write). Returns the pack's name, or undefined when there was nothing to write.
  */
 export function writePack(
   gitdir: string,
   objects: readonly GitObject[],
   options: { durable?: boolean } = {},
 ): string | undefined {
-  const unique = [...new Map(objects.map((o) => [o.oid, o])).values()]
-  if (unique.length === 0) return undefined
-  const parts: Buffer[] = [Buffer.from('PACK'), u32(2), u32(unique.length)]
-  const sum = createHash('sha1')
-  for (const p of parts) sum.update(p)
-  let offset = 12
-  const entries: { oid: string; offset: number; crc: number }[] = []
-  /** Where each object written so far starts, and how many deltas deep it is. */
-  const written = new Map<string, { offset: number; depth: number }>()
-  for (const o of unique) {
-    const base = o.edit && written.get(o.edit.base.oid)
-    let header: Buffer
-    let data: Buffer
-    let depth = 0
-    if (o.edit && base && base.depth < MAX_DELTA_DEPTH) {
-      const d = spliceDelta(sizeOf(o.edit.base), o.edit.prefix, o.edit.skip, o.edit.insert, sizeOf(o))
-      header = Buffer.concat([entryHeader(OFS_DELTA, d.length), baseDistance(offset - base.offset)])
-      data = deflate('blob', d)
-      depth = base.depth + 1
-    } else {
-      header = entryHeader(TYPE_CODE[o.type], o.body.length)
-      data = deflate(o.type, o.body)
-    }
-    written.set(o.oid, { offset, depth })
-    entries.push({ oid: o.oid, offset, crc: zlib.crc32(data, zlib.crc32(header)) })
-    parts.push(header, data)
-    sum.update(header).update(data)
-    offset += header.length + data.length
-  }
-  const packSum = sum.digest()
-  parts.push(packSum)
-
-  entries.sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0))
-  const fanout = Buffer.alloc(256 * 4)
-  for (let i = 0, e = 0; i < 256; i++) {
-    while (e < entries.length && parseInt((entries[e] as { oid: string }).oid.slice(0, 2), 16) <= i) e++
-    fanout.writeUInt32BE(e, i * 4)
-  }
-  const idxBody = Buffer.concat([
-    Buffer.from([0xff, 0x74, 0x4f, 0x63]),
-    u32(2),
-    fanout,
-    ...entries.map((e) => Buffer.from(e.oid, 'hex')),
-    ...entries.map((e) => u32(e.crc)),
-    ...entries.map((e) => u32(e.offset)),
-    packSum,
-  ])
-  const idx = Buffer.concat([idxBody, createHash('sha1').update(idxBody).digest()])
-
-  const name = `pack-${packSum.toString('hex')}`
-  const dir = path.join(gitdir, 'objects', 'pack')
-  if (!packDirs.has(dir)) {
-    fs.mkdirSync(dir, { recursive: true })
-    packDirs.add(dir)
-  }
-  // Read-only like git's own packs; a `tmp_` leftover of a crash is removed by `git prune`.
-  const fsync = options.durable === true
-  writeFileAtomicSync(path.join(dir, `${name}.pack`), parts, {
-    mode: 0o444,
-    tempPrefix: 'tmp_pack_hf',
-    fsync,
-  })
-  writeFileAtomicSync(path.join(dir, `${name}.idx`), idx, { mode: 0o444, tempPrefix: 'tmp_pack_hf', fsync })
-  if (fsync) fsyncDir(dir)
-  return name
+  const pack = new PackBuilder()
+  for (const o of objects) pack.add(o)
+  return pack.write(gitdir, options)?.name
 }

@@ -2,15 +2,13 @@
  * store/git/run: the one place holdfast runs git. Covers (beyond test/proxy/store/git.test.ts):
  * git's failure reaches the caller with git's own message, git runs with the allowlisted
  * environment (GIT_OBJECT_DIRECTORY cannot redirect it, PAGER/EDITOR do not trip simple-git's
- * guard), maintain merges the many small packs step commits leave without losing an object, and
- * drops the handle's pack cache even when git fails.
+ * guard). Merging packs (maintain) is test/proxy/store/git/merge.test.ts's.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { commitFiles, initRepo } from '../../../../proxy/store/git'
-import { openRepo } from '../../../../proxy/store/git/repo'
-import { maintain, runGit } from '../../../../proxy/store/git/run'
-import { git, packFiles, tempDir } from '../git.support'
+import { initRepo } from '../../../../proxy/store/git'
+import { runGit } from '../../../../proxy/store/git/run'
+import { tempDir } from '../git.support'
 
 let dir: string
 let gitdir: string
@@ -56,39 +54,5 @@ describe('runGit', () => {
       () => runGit(gitdir, ['cat-file', '-t', root]),
     )
     expect(type.trim()).toBe('commit')
-  })
-})
-
-describe('maintain', () => {
-  it('merges the small packs of many commits into fewer, keeping every object, fsck-clean', async () => {
-    const repo = openRepo(gitdir)
-    let tip = root
-    for (let i = 0; i < 8; i++) {
-      tip = await commitFiles(repo, {
-        parent: tip,
-        files: { [`steps/a/00${i + 1}/request.json`]: `{"n":${i}}` },
-        message: `step ${i}`,
-      })
-    }
-    git(gitdir, 'update-ref', 'refs/heads/agents/a', tip)
-    const objects = (): string => git(gitdir, 'cat-file', '--batch-all-objects', '--batch-check')
-    const before = { packs: packFiles(gitdir).length, objects: objects() }
-    expect(before.packs).toBe(9)
-    const cache = repo.cache
-    await maintain(gitdir)
-    expect(packFiles(gitdir).length).toBeLessThan(before.packs)
-    expect(objects()).toBe(before.objects)
-    expect(repo.cache).not.toBe(cache)
-    expect(git(gitdir, 'show', 'agents/a:steps/a/008/request.json')).toBe('{"n":7}')
-    expect(git(gitdir, 'fsck', '--strict', '--no-dangling')).toBe('')
-  })
-
-  it('drops the pack cache even when git fails, and passes the failure on', async () => {
-    const notRepo = path.join(dir, 'not-a-repo')
-    fs.mkdirSync(notRepo)
-    const handle = openRepo(notRepo)
-    const cache = handle.cache
-    await expect(maintain(notRepo)).rejects.toThrow(/not a git repository/)
-    expect(handle.cache).not.toBe(cache)
   })
 })
