@@ -22,7 +22,7 @@ import {
   type Signature,
   treeBody,
 } from '../store/git/objects'
-import { writePack } from '../store/git/pack'
+import { chainOf, extendChain } from '../store/git/chain'
 import { Lru, type Repo, type TreeEntry } from '../store/git/repo'
 import { casRef, readRef, RefConflict } from '../store/git/refs'
 import { agentRef, configRef, DEFAULT_LINEAGE } from '../store/home'
@@ -142,14 +142,22 @@ async function agentTree(repo: Repo, oid: string | undefined): Promise<SortedTre
   return t
 }
 
-/** Build the commits of one agent's steps on `parent`; returns the objects and the commit ids. */
+/** What an agent's next batch is written as deltas on: its last request and its last steps tree. */
+type Bases = Record<'request' | 'tree', GitObject>
+
+/**
+ * Build the commits of one agent's steps on `parent`; returns the objects, the commit ids, and the
+ * objects the agent's next batch may be deltas on. Each request is a delta on the one before (the
+ * previous batch's last, from the agent's chain pack), each steps tree an edit of the one before.
+ */
 async function buildAgent(
   repo: Repo,
   agent: string,
   steps: readonly StepToCommit[],
   parent: string | undefined,
-  objects: GitObject[],
-): Promise<string[]> {
+  bases: Partial<Bases>,
+): Promise<{ objects: GitObject[]; commits: string[]; bases: Partial<Bases> }> {
+  const objects: GitObject[] = []
   // Entries inherited from the parent keep their modes (an executable, a symlink stays one).
   let root: TreeEntry[] = parent ? [...(await getTree(repo, await commitTree(repo, parent)))] : []
   let stepsDir = await subtree(repo, root, STEPS_DIR)
@@ -163,21 +171,27 @@ async function buildAgent(
     if (entries) repo.trees.set(o.oid, entries)
     return o.oid
   }
-  // The agent's tree of the previous step in this batch: the next one is written as a delta on it
-  // (one entry added), so a long agent's commit does not write its whole steps directory again.
-  let previousDir: GitObject | undefined
+  // The agent's tree of the previous step: the next one is written as a delta on it (one entry
+  // added), so a long agent's commit does not write its whole steps directory again. The chain's
+  // copy is the branch tip's only when the branch did not move under us.
+  let previousDir = bases.tree && bases.tree.oid === existing?.oid ? bases.tree : undefined
+  let previousRequest = bases.request
   for (const s of steps) {
-    if (!s.files[REQUEST_FILE]) throw new Error(`step ${formatStep(s.n)} of ${agent} has no ${REQUEST_FILE}`)
-    const files: TreeEntry[] = Object.entries(s.files).map(([name, bytes]) => ({
-      mode: '100644',
-      path: name,
-      oid: put(gitObject('blob', bytes)),
-      type: 'blob',
-    }))
+    const request = s.files[REQUEST_FILE]
+    if (!request) throw new Error(`step ${formatStep(s.n)} of ${agent} has no ${REQUEST_FILE}`)
+    const files: TreeEntry[] = Object.entries(s.files).map(([name, bytes]) => {
+      const o = gitObject('blob', bytes)
+      if (bytes === request) {
+        // The previous request plus the new turn: a delta on it holds the new bytes only.
+        o.similar = previousRequest
+        previousRequest = o
+      }
+      return { mode: '100644', path: name, oid: put(o), type: 'blob' }
+    })
     const stepTree = put(gitObject('tree', treeBody(files)), files)
     const edit = agentDir.setTree(formatStep(s.n), stepTree)
-    // The batch's first tree is joined once; each after it is the one before with an entry spliced
-    // in, kept as pieces (hashed whole, written as a delta, joined only when written whole).
+    // Each tree after the first is the one before with an entry spliced in, kept as pieces
+    // (hashed whole, written as a delta, joined only when written whole).
     const agentObj = previousDir ? edited(previousDir, edit) : gitObject('tree', agentDir.body())
     previousDir = agentObj
     put(agentObj)
@@ -199,7 +213,7 @@ async function buildAgent(
   }
   // The next batch starts from the last tree (content-addressed: right whether or not this lands).
   if (previousDir) agentTrees.get(repo)?.set(previousDir.oid, agentDir)
-  return commits
+  return { objects, commits, bases: { request: previousRequest, tree: previousDir } }
 }
 
 export interface Committed {
@@ -266,8 +280,7 @@ export async function commitSteps(
   const result: Committed = { oids: new Map(), failed: new Map() }
   let pending = [...byAgent.keys()]
   for (let attempt = 0; pending.length > 0; attempt++) {
-    const objects: GitObject[] = []
-    const moves: { agent: string; tip: string | null; commits: string[]; steps: StepToCommit[] }[] = []
+    const retry: string[] = []
     for (const agent of pending) {
       const tip = (await readRef(repo, agentRef(agent))) ?? null
       const onBranch = tip ? (await stepAt(repo, agent, tip)).n : 0
@@ -279,27 +292,32 @@ export async function commitSteps(
       const fresh = all.filter((x) => x.n > onBranch)
       if (fresh.length === 0) continue
       const parent = tip ?? (await readRef(repo, configRef(DEFAULT_LINEAGE)))
-      const commits = await buildAgent(repo, agent, fresh, parent, objects)
-      moves.push({ agent, tip, commits, steps: fresh })
-    }
-    writePack(repo.gitdir, objects, options)
-    const retry: string[] = []
-    for (const m of moves) {
+      const bases = chainOf(repo.gitdir, agent)?.bases ?? {}
+      const built = await buildAgent(repo, agent, fresh, parent, bases)
+      // The agent's chain pack, extended: its objects can be deltas on its earlier ones.
+      extendChain(repo.gitdir, agent, built.objects, definedBases(built.bases), options)
       try {
-        const last = m.steps[m.steps.length - 1] as StepToCommit
-        await casRef(repo, agentRef(m.agent), m.commits[m.commits.length - 1] as string, m.tip, {
+        const last = fresh[fresh.length - 1] as StepToCommit
+        await casRef(repo, agentRef(agent), built.commits[built.commits.length - 1] as string, tip, {
           durable: options.durable,
           // The trail a start follows back when a power cut took the tip's objects.
-          reflog: stepSubject(m.agent, last.n, last.model),
+          reflog: stepSubject(agent, last.n, last.model),
         })
-        m.steps.forEach((s, i) => result.oids.set(`${s.agent}/${s.n}`, m.commits[i] as string))
+        fresh.forEach((s, i) => result.oids.set(`${s.agent}/${s.n}`, built.commits[i] as string))
       } catch (err) {
         // Someone else moved the branch between our read and our swap: build on their tip.
-        if (err instanceof RefConflict && attempt < 3) retry.push(m.agent)
-        else result.failed.set(m.agent, err instanceof Error ? err : new Error(String(err)))
+        if (err instanceof RefConflict && attempt < 3) retry.push(agent)
+        else result.failed.set(agent, err instanceof Error ? err : new Error(String(err)))
       }
     }
     pending = retry
   }
   return result
+}
+
+/** The bases that exist, as the chain keeps them. */
+function definedBases(b: Partial<Bases>): Record<string, GitObject> {
+  const out: Record<string, GitObject> = {}
+  for (const [k, v] of Object.entries(b)) if (v) out[k] = v
+  return out
 }

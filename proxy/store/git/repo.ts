@@ -29,6 +29,9 @@ export class Lru<V> {
     this.map.set(key, value)
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string)
   }
+  values(): IterableIterator<V> {
+    return this.map.values()
+  }
 }
 
 export interface Repo {
@@ -77,12 +80,46 @@ function tolerateExists(err: unknown): void {
   if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
 }
 
+/**
+ * `readdir`, and when it lists a repository's packs (isomorphic-git does before every packed read)
+ * the packs no longer there are forgotten: an agent's chain pack is replaced at each of its
+ * commits, and each parsed index (with what was read through it) would otherwise stay cached.
+ */
+async function readdir(dir: string, ...rest: unknown[]): Promise<string[]> {
+  const list = (await (fsp.readdir as (d: string, ...r: unknown[]) => Promise<string[]>)(
+    dir,
+    ...rest,
+  )) as string[]
+  if (dir.endsWith('/objects/pack')) {
+    const repo = handles.get(dir.slice(0, -'/objects/pack'.length))
+    if (repo) forgetGone(repo, dir, new Set(list))
+  }
+  return list
+}
+
+/** The parsed pack indexes of a handle's cache, by index file (isomorphic-git's own map). */
+function packIndexes(repo: Repo): Map<string, Promise<unknown>> | undefined {
+  const cache = repo.cache as Record<symbol, unknown>
+  for (const sym of Object.getOwnPropertySymbols(cache)) {
+    const packs = cache[sym]
+    if (packs instanceof Map) return packs as Map<string, Promise<unknown>>
+  }
+  return undefined
+}
+
+function forgetGone(repo: Repo, dir: string, present: ReadonlySet<string>): void {
+  const indexes = packIndexes(repo)
+  if (!indexes) return
+  for (const file of indexes.keys())
+    if (file.startsWith(`${dir}/`) && !present.has(file.slice(dir.length + 1))) indexes.delete(file)
+}
+
 const nodeFs: PromiseFsClient = {
   promises: {
     readFile: fsp.readFile,
     writeFile: writeRepoFile,
     unlink: fsp.unlink,
-    readdir: fsp.readdir,
+    readdir,
     mkdir: (...a: Parameters<typeof fsp.mkdir>) => fsp.mkdir(...a).then(() => undefined, tolerateExists),
     rmdir: fsp.rmdir,
     stat: fsp.stat,
@@ -126,15 +163,10 @@ export function resetPackCache(gitdir: string): void {
  * reads the file again, so the bound is set well above one pack. Resolves with the bytes held before.
  */
 export async function dropPackBytes(repo: Repo, keepBytes = 0): Promise<number> {
-  const cache = repo.cache as Record<symbol, unknown>
   const indexes: { pack?: unknown }[] = []
-  for (const sym of Object.getOwnPropertySymbols(cache)) {
-    const packs = cache[sym]
-    if (!(packs instanceof Map)) continue
-    for (const p of packs.values() as Iterable<Promise<{ pack?: unknown }>>) {
-      const index = await p.catch(() => undefined)
-      if (index && typeof index === 'object' && 'pack' in index) indexes.push(index)
-    }
+  for (const p of (packIndexes(repo)?.values() ?? []) as Iterable<Promise<{ pack?: unknown }>>) {
+    const index = await p.catch(() => undefined)
+    if (index && typeof index === 'object' && 'pack' in index) indexes.push(index)
   }
   let held = 0
   for (const index of indexes) {

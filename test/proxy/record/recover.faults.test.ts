@@ -247,13 +247,18 @@ describe('a power cut that took the newest pack', () => {
   it('leaves the workspace serving: the pack set aside, the branch moved back, the steps the journal holds committed again', async () => {
     writeConfig(home, configFor(fake, { journal: { fsync: true } }))
     server = await serve()
+    const packDir = path.join(repo(), 'objects', 'pack')
+    const kept = path.join(home, 'kept-packs')
     for (const [i, t] of ['p1', 'p2', 'p3'].entries()) {
       expect((await post('cut', t)).status).toBe(200)
       await eventually(() => branch('cut').length === i + 1, 30_000)
+      // The packs after step 2: the agent's chain pack holding steps 1-2 is replaced by one
+      // holding 1-3, and removed only once that one is on the disk.
+      if (i === 1) fs.cpSync(packDir, kept, { recursive: true })
     }
     await server.kill('SIGKILL')
-    // What ext4 shows after a cut that came before the newest pack reached the disk: empty files.
-    const packDir = path.join(repo(), 'objects', 'pack')
+    // What ext4 shows after a cut that came before the newest pack reached the disk: empty files,
+    // and the pack it replaced still there (its removal waited for the flush that never came).
     const newest = fs
       .readdirSync(packDir)
       .filter((f) => f.endsWith('.pack'))
@@ -264,6 +269,8 @@ describe('a power cut that took the newest pack', () => {
       fs.chmodSync(file, 0o644)
       fs.truncateSync(file, 0)
     }
+    for (const f of fs.readdirSync(kept))
+      if (!fs.existsSync(path.join(packDir, f))) fs.copyFileSync(path.join(kept, f), path.join(packDir, f))
     server = await serve()
     expect(server.stderr()).toMatch(/moved aside to .*damaged\/packs/)
     expect(server.stderr()).toMatch(/moved back to [0-9a-f]{12}/)

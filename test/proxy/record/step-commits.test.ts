@@ -1,18 +1,22 @@
 /**
- * Step commits as the server makes them (record/step-commits): steps written as one pack, each its
- * own commit, refs moved by compare-and-swap; what the branch inherits keeps its modes; the
- * agent's own tree keeps git's order as it grows past step 999, and a batch's agent trees after
- * the first are deltas that git and holdfast's reader resolve; a batch edits its own copy of the
- * agent's tree, never the cached one a later batch may build on.
+ * Step commits as the server makes them (record/step-commits): each agent's steps written into its
+ * own chain pack, each its own commit, refs moved by compare-and-swap; what the branch inherits
+ * keeps its modes; the agent's own tree keeps git's order as it grows past step 999, and its trees
+ * and requests after the first are deltas that git and holdfast's reader resolve; a long
+ * conversation's repository stays within twice its final request; a batch edits its own copy of
+ * the agent's tree, never the cached one a later batch may build on.
  */
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { listDir } from '../../../proxy/store/git/read'
+import { CHAIN_MAX, retired } from '../../../proxy/store/git/chain'
+import { MAX_DELTA_DEPTH } from '../../../proxy/store/git/pack'
+import { listDir, readFileAt } from '../../../proxy/store/git/read'
 import { casRef, readRef } from '../../../proxy/store/git/refs'
 import { Lru, type TreeEntry } from '../../../proxy/store/git/repo'
 import { commitSteps } from '../../../proxy/record/step-commits'
 import { Workspace } from '../../../proxy/store/workspace'
+import { Conversation } from '../../support/conversation'
 import { tempHome } from '../../support/harness'
 
 const git = (repo: string, ...args: string[]): string => {
@@ -39,7 +43,7 @@ const step = (agent: string, n: number, request: string, model: string | null = 
 })
 
 describe('step commits', () => {
-  it('writes each step as its own commit, in order, with the exact bytes, as one pack git reads', async () => {
+  it('writes each step as its own commit, in order, with the exact bytes, in one pack per agent git reads', async () => {
     const packs = (): string[] =>
       fs.readdirSync(path.join(ws.repo.gitdir, 'objects', 'pack')).filter((f) => f.endsWith('.pack'))
     const before = packs().length // the starter config's own pack
@@ -60,7 +64,7 @@ describe('step commits', () => {
       'meta.json\nrequest.json\n',
     )
     expect(git(ws.repo.gitdir, 'show', 'agents/b:steps/b/001/request.json')).toBe('{"b":1}')
-    expect(packs()).toHaveLength(before + 1)
+    expect(packs()).toHaveLength(before + 2)
     expect(
       fs.readdirSync(path.join(ws.repo.gitdir, 'objects')).filter((d) => /^[0-9a-f]{2}$/.test(d)),
     ).toEqual([]) // no loose objects: one writer, packs only
@@ -125,12 +129,19 @@ describe('step commits', () => {
     git(ws.repo.gitdir, 'fsck', '--strict')
   })
 
-  it('writes a batch’s agent trees after the first as deltas at most 16 deep, and holdfast and git read each', async () => {
+  it('writes each agent tree after the first as a delta, across batches, at most 50 deep, and holdfast and git read each', async () => {
     await commitSteps(ws.repo, [step('a', 1, '{"n":1}')])
     const { oids } = await commitSteps(
       ws.repo,
       Array.from({ length: 40 }, (_, i) => step('a', i + 2, `{"n":${i + 2}}`)),
     )
+    // Steps 42..71 one batch each, as they come at one step at a time: the chain extended each time.
+    for (let n = 42; n <= 71; n++)
+      oids.set(
+        `a/${n}`,
+        (await commitSteps(ws.repo, [step('a', n, `{"n":${n}}`)])).oids.get(`a/${n}`) as string,
+      )
+    await retired()
     const packDir = path.join(ws.repo.gitdir, 'objects', 'pack')
     const newest = fs
       .readdirSync(packDir)
@@ -141,8 +152,8 @@ describe('step commits', () => {
       ...git(ws.repo.gitdir, 'verify-pack', '-v', newest).matchAll(/^chain length = (\d+): (\d+)/gm),
     ]
     const deltas = chains.reduce((n, m) => n + Number(m[2]), 0)
-    expect(deltas).toBeGreaterThanOrEqual(39 - 2) // every agent tree but the batch's first, less two full at the depth cap
-    expect(Math.max(...chains.map((m) => Number(m[1])))).toBeLessThanOrEqual(16)
+    expect(deltas).toBeGreaterThanOrEqual(70 - 1) // every agent tree but the first, less one full at the depth cap
+    expect(Math.max(...chains.map((m) => Number(m[1])))).toBe(MAX_DELTA_DEPTH)
     git(ws.repo.gitdir, 'fsck', '--strict')
     // A reader with no cache of what was written resolves each commit's steps directory from the pack.
     const fresh = {
@@ -151,13 +162,63 @@ describe('step commits', () => {
       trees: new Lru<readonly TreeEntry[]>(8),
       commitTrees: new Lru<string>(8),
     }
-    for (const n of [2, 17, 18, 41]) {
+    for (const n of [2, 17, 18, 41, 51, 52, 71]) {
       const listed = await listDir(fresh, oids.get(`a/${n}`) as string, 'steps/a')
       expect(listed?.map((e) => e.name)).toEqual(
         Array.from({ length: n }, (_, i) => String(i + 1).padStart(3, '0')),
       )
     }
     expect(git(ws.repo.gitdir, 'show', 'agents/a:steps/a/041/request.json')).toBe('{"n":41}')
+  })
+
+  it('keeps a 150-step conversation within twice its final request, each request a delta on the one before, every object readable', async () => {
+    const conv = new Conversation(7)
+    const requests: Buffer[] = []
+    for (let n = 1; n <= 150; n++) {
+      const request = conv.next()
+      requests.push(request)
+      const files = {
+        'meta.json': Buffer.from(`{"n":${n}}\n`),
+        'request.json': request,
+        'response.sse': Buffer.from(`data: {"n":${n}}\n\n`),
+      }
+      const { failed } = await commitSteps(ws.repo, [{ agent: 'a', n, model: 'm', files }])
+      expect(failed.size).toBe(0)
+    }
+    await retired()
+    const final = requests[149] as Buffer
+    const packDir = path.join(ws.repo.gitdir, 'objects', 'pack')
+    const onDisk = fs.readdirSync(packDir).reduce((n, f) => n + fs.statSync(path.join(packDir, f)).size, 0)
+    expect(final.length).toBeGreaterThan(700_000)
+    expect(onDisk).toBeLessThanOrEqual(2 * final.length)
+    expect(fs.readdirSync(packDir).filter((f) => f.endsWith('.pack')).length).toBeLessThanOrEqual(
+      2 + Math.ceil(onDisk / CHAIN_MAX),
+    )
+    // git reads every object, and the requests are the bytes sent.
+    const all = git(ws.repo.gitdir, 'cat-file', '--batch-all-objects', '--batch-check')
+    expect(all).not.toMatch(/missing/)
+    expect(all.trim().split('\n').length).toBeGreaterThan(150 * 6)
+    git(ws.repo.gitdir, 'fsck', '--strict')
+    for (const n of [1, 2, 51, 100, 150]) {
+      const shown = spawnSync('git', [
+        '-C',
+        ws.repo.gitdir,
+        'show',
+        `agents/a:steps/a/${String(n).padStart(3, '0')}/request.json`,
+      ])
+      expect(shown.stdout.equals(requests[n - 1] as Buffer)).toBe(true)
+    }
+    const fresh = {
+      ...ws.repo,
+      cache: {},
+      trees: new Lru<readonly TreeEntry[]>(8),
+      commitTrees: new Lru<string>(8),
+    }
+    const tip = (await readRef(ws.repo, 'refs/heads/agents/a')) as string
+    expect((await readFileAt(fresh, tip, 'steps/a/150/request.json'))?.equals(final)).toBe(true)
+    expect((await readFileAt(fresh, tip, 'steps/a/077/request.json'))?.equals(requests[76] as Buffer)).toBe(
+      true,
+    )
   })
 
   it("keeps the agent's tree in git's order as it grows past 999 steps, and git reads every step and every commit's tree", async () => {
