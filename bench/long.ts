@@ -28,6 +28,7 @@ import {
   startBare,
   startFake,
   startHoldfast,
+  threads,
 } from './procs'
 
 /** Bytes of every file under `dir` (0 when it does not exist; a file removed while listed counts 0: a superseded pack). */
@@ -65,6 +66,30 @@ async function cpuUntilQuiet(
   return { cpu: last - c0, ms: since - t0 }
 }
 
+/**
+ * CPU ms each thread spent between two snapshots: the server thread, the busiest other thread
+ * (the commit worker: Node 20 names every thread `node`), and the rest together (V8's helpers,
+ * libuv's pool, the other workers).
+ */
+function threadSplit(
+  before: ReturnType<typeof threads>,
+  after: ReturnType<typeof threads>,
+): { name: string; ms: number }[] {
+  const spent = [...after].map(([tid, t]) => ({ name: t.name, ms: t.ms - (before.get(tid)?.ms ?? 0) }))
+  const server = spent.filter((t) => t.name === 'server thread').reduce((n, t) => n + t.ms, 0)
+  const others = spent.filter((t) => t.name !== 'server thread').sort((a, b) => b.ms - a.ms)
+  const worker = others[0]?.ms ?? 0
+  const rest = others.slice(1).reduce((n, t) => n + t.ms, 0)
+  return [
+    { name: 'server thread', ms: server },
+    { name: 'commit worker', ms: worker },
+    { name: 'other threads', ms: rest },
+  ]
+}
+
+/** How long after the last commit the repository is measured: the replaced chain packs are gone by then. */
+const RETIRED_MS = 1500
+
 const MB = (n: number): string => (n / 1048576).toFixed(2)
 const f = (x: number): string => (Number.isNaN(x) ? '-' : Math.abs(x) < 10 ? x.toFixed(2) : x.toFixed(1))
 
@@ -87,10 +112,14 @@ export async function longConversation(
   let finalBytes = 0
   // CPU over a range of steps: every commit before it landed at its start, and its own at its end.
   let mark = { bare: 0, hf: 0 }
+  // The late steps' CPU by thread of holdfast's process.
+  let lateThreads = threads(hf.pid)
+  let byThread: { name: string; ms: number }[] = []
   for (let i = 1; i <= steps; i++) {
     if (i === 1 || i === lateFrom) {
       await landed(hf)
       mark = { bare: cpuMs(bare.pid), hf: cpuMs(hf.pid) }
+      lateThreads = threads(hf.pid)
     }
     const b = conv.next()
     finalBytes = b.length
@@ -104,10 +133,15 @@ export async function longConversation(
       const range = i === early ? 'early' : 'late'
       cpu.bare[range] = cpuMs(bare.pid) - mark.bare
       cpu.hf[range] = cpuMs(hf.pid) - mark.hf
+      if (range === 'late') byThread = threadSplit(lateThreads, threads(hf.pid))
     }
     if (i % 25 === 0)
       process.stderr.write(`long conversation: step ${i} of ${steps}, ${Math.round(b.length / 1000)} KB\n`)
   }
+  // Right after the last commit, once the chain packs it replaced are gone (they go 0.5 s after
+  // their successor is flushed: proxy/store/git/chain.ts).
+  await landed(hf)
+  await new Promise((r) => setTimeout(r, RETIRED_MS))
   const repo1 = duBytes(path.join(home, 'workspaces', 'long1', 'repo.git', 'objects'))
   const journal1 = duBytes(path.join(home, 'workspaces', 'long1', 'journal'))
   const p50 = (xs: number[], from: number, to: number): number => pct(xs.slice(from - 1, to), 50)
@@ -135,6 +169,8 @@ export async function longConversation(
   await run((k) => `${hf.url}/w/long8/a/a${k}/v1/messages`)
   await landed(hf)
   const hfMany = cpuMs(hf.pid) - c0
+  const quiet0 = treeCpuMs(hf.pid)
+  await new Promise((r) => setTimeout(r, RETIRED_MS))
   const finalMany = convs()
     .map((c) => {
       let bytes = 0
@@ -144,6 +180,7 @@ export async function longConversation(
     .reduce((a, b) => a + b, 0)
   const repo8 = duBytes(path.join(home, 'workspaces', 'long8', 'repo.git', 'objects'))
   const after = await cpuUntilQuiet(hf.pid)
+  after.cpu = treeCpuMs(hf.pid) - quiet0
   const repo8After = duBytes(path.join(home, 'workspaces', 'long8', 'repo.git', 'objects'))
   const journal8 = duBytes(path.join(home, 'workspaces', 'long8', 'journal'))
   agent.destroy()
@@ -157,12 +194,13 @@ export async function longConversation(
     `| added p50 over direct, late ms | ${f(p50(added.bare, lateFrom, steps))} | ${f(p50(added.hf, lateFrom, steps))} | +${f(p50(added.hf, lateFrom, steps) - p50(added.bare, lateFrom, steps))} ms |`,
     `| CPU per step, early ms (all threads, commit included) | ${f(per(cpu.bare.early, early))} | ${f(per(cpu.hf.early, early))} | ${f(cpu.hf.early / cpu.bare.early)}× |`,
     `| CPU per step, late ms | ${f(per(cpu.bare.late, steps - lateFrom + 1))} | ${f(per(cpu.hf.late, steps - lateFrom + 1))} | ${f(cpu.hf.late / cpu.bare.late)}× |`,
+    `| late CPU per step by thread ms | - | ${byThread.map((t) => `${t.name} ${f(t.ms / (steps - lateFrom + 1))}`).join(', ')} | - |`,
     `| ${agents} agents at once: CPU per step ms | ${f(per(bareMany, agents * steps))} | ${f(per(hfMany, agents * steps))} | ${f(hfMany / bareMany)}× |`,
     '',
     '| storage | bytes | × the final request(s) |',
     '|---|---|---|',
-    `| repository objects after ${steps} steps, one agent, right after the last commit | ${MB(repo1)} MB | ${f(repo1 / finalBytes)}× |`,
-    `| repository objects, ${agents} agents, right after the last commit | ${MB(repo8)} MB | ${f(repo8 / finalMany)}× |`,
+    `| repository objects after ${steps} steps, one agent, ${RETIRED_MS / 1000} s after the last commit | ${MB(repo1)} MB | ${f(repo1 / finalBytes)}× |`,
+    `| repository objects, ${agents} agents, ${RETIRED_MS / 1000} s after the last commit | ${MB(repo8)} MB | ${f(repo8 / finalMany)}× |`,
     `| the same once holdfast went quiet (${(after.ms / 1000).toFixed(1)} s) | ${MB(repo8After)} MB | ${f(repo8After / finalMany)}× |`,
     `| journal left, one agent / ${agents} agents | ${MB(journal1)} / ${MB(journal8)} MB | - |`,
     '',

@@ -229,6 +229,26 @@ export function treeCpuMs(pid: number): number {
 }
 
 /** The `p`th percentile of `xs` (nearest rank; NaN when empty). */
+/** CPU ms and minor page faults of each thread of `pid`, by thread id, with its name. */
+export function threads(pid: number): Map<string, { name: string; ms: number; faults: number }> {
+  const out = new Map<string, { name: string; ms: number; faults: number }>()
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim()
+      out.set(tid, {
+        name: tid === String(pid) ? 'server thread' : name === 'node' ? 'other threads' : name,
+        ms: (Number(f[11]) + Number(f[12])) * TICK_MS,
+        faults: Number(f[7]),
+      })
+    } catch {
+      // the thread ended
+    }
+  }
+  return out
+}
+
 export function pct(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN

@@ -15,32 +15,11 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { filler, landed, postJson, requestBody, startBare, startFake, startHoldfast } from './procs'
+import { filler, landed, postJson, requestBody, startBare, startFake, startHoldfast, threads } from './procs'
 
 const N = Number(process.argv[2] ?? 500)
 /** Client lanes sending at once; through holdfast each lane is its own agent, as in `npm run bench`. */
 const C = Number(process.argv[3] ?? 1)
-const TICK_MS = 1000 / 100 // USER_HZ
-
-/** CPU ms and minor page faults of each thread of `pid`, by thread id, with its name. */
-function threads(pid: number): Map<string, { name: string; ms: number; faults: number }> {
-  const out = new Map<string, { name: string; ms: number; faults: number }>()
-  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      const name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim()
-      out.set(tid, {
-        name: tid === String(pid) ? 'server thread' : name === 'node' ? 'other threads' : name,
-        ms: (Number(f[11]) + Number(f[12])) * TICK_MS,
-        faults: Number(f[7]),
-      })
-    } catch {
-      // the thread ended
-    }
-  }
-  return out
-}
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: C })
 const post = (url: string, body: Buffer): Promise<number> => postJson(agent, url, body)

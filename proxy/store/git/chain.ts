@@ -100,12 +100,19 @@ export function extendChain(
   return written.name
 }
 
-/** Removals of superseded packs not done yet (each waits for its successor's flush). */
+/**
+ * How long a replaced pack stays after its successor is flushed: a reader that listed the packs
+ * just before the replacement still finds the files it listed (isomorphic-git reads an index, then
+ * its pack, some awaits after listing them; a reader that takes longer tries again: read.ts).
+ */
+const RETIRE_GRACE_MS = 500
+
+/** Removals of superseded packs not done yet (each waits for its successor's flush, then the grace). */
 const retiring = new Set<Promise<void>>()
 
 /**
- * Remove the pack `old` once `successor` (which holds all it held) is on the disk: at once when
- * it was flushed as it was written, else after flushing it off this thread. The index goes first:
+ * Remove the pack `old` once `successor` (which holds all it held) is on the disk (flushed as it
+ * was written, or here, off this thread) and RETIRE_GRACE_MS have passed. The index goes first:
  * git finds a pack by its index, and a pack without one is ignored.
  */
 function retire(dir: string, old: string, successor: string, flushed: boolean): void {
@@ -119,6 +126,7 @@ function retire(dir: string, old: string, successor: string, flushed: boolean): 
           await fh.close()
         }
       }
+    await new Promise((r) => setTimeout(r, RETIRE_GRACE_MS).unref())
     for (const ext of ['.idx', '.pack']) await fs.promises.rm(path.join(dir, `${old}${ext}`), { force: true })
   }
   // A removal that fails (the successor was merged away meanwhile) leaves a pack that merely

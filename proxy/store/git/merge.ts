@@ -52,12 +52,18 @@ function listPacks(dir: string): { name: string; size: number }[] {
   return out.sort((a, b) => a.size - b.size || (a.name < b.name ? -1 : 1))
 }
 
-/** The packs a geometric merge takes: the smallest, while each is under twice the sum before it. */
+/** No merge makes a pack larger than this: isomorphic-git reads no pack offset past 2 GiB. */
+export const MERGED_MAX = 1024 * 1024 * 1024
+
+/**
+ * The packs a geometric merge takes: the smallest, while each is under twice the sum before it
+ * (and the sum stays under MERGED_MAX).
+ */
 export function packsToMerge<T extends { size: number }>(sorted: readonly T[]): T[] {
   const chosen: T[] = []
   let sum = 0
   for (const p of sorted) {
-    if (chosen.length > 0 && p.size >= 2 * sum) break
+    if (chosen.length > 0 && (p.size >= 2 * sum || sum + p.size > MERGED_MAX)) break
     chosen.push(p)
     sum += p.size
   }

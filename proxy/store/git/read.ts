@@ -1,12 +1,12 @@
 /**
  * Reading the git store: files, directories and commits at a commit, ancestry, revisions.
  * Invariant: objects are immutable, so parsed trees and commit → tree are cached by oid; a read
- * that fails for another reason than a missing object is retried once with a fresh pack cache.
+ * that fails for another reason than a missing object is tried again with a fresh pack cache.
  * Data: the bare repository of a Repo handle; absent paths and refs read as undefined.
  */
 import * as git from 'isomorphic-git'
 import { isRefComponent } from '../../core/naming'
-import type { Repo, TreeEntry } from './repo'
+import { forgetUnreadable, type Repo, type TreeEntry } from './repo'
 import { readRef } from './refs'
 
 export interface Author {
@@ -46,14 +46,28 @@ function isNotFound(err: unknown): boolean {
 
 const ANSWERS = new Set(['NotFoundError', 'AmbiguousError', 'ObjectTypeError'])
 
-/** One retry with a fresh pack cache: a concurrent `git gc` may delete a pack we listed. */
+/** Tries of a read that fails for another reason than an answer (a missing object, an ambiguous id). */
+const PACK_TRIES = 4
+
+/**
+ * A read tried again when it fails for another reason than an answer, or answers "not found" while
+ * a pack it listed went: an agent's chain pack is replaced at each of its commits (and `git gc`
+ * may run), so a pack listed a moment ago can be gone when its index or bytes are read. Each try
+ * lists the packs again (a pack gone is forgotten then: store/git/repo) and reads only the indexes
+ * it has not read; the last try starts from an empty cache.
+ */
 async function withPackRetry<T>(repo: Repo, read: () => Promise<T>): Promise<T> {
-  try {
-    return await read()
-  } catch (err) {
-    if (ANSWERS.has((err as { code?: string }).code ?? '')) throw err
-    repo.cache = {}
-    return read()
+  for (let attempt = 1; ; attempt++) {
+    const vanished = repo.vanished
+    try {
+      return await read()
+    } catch (err) {
+      // An answer stands, unless a pack went while it was read: what it held is in its successor.
+      const answer = ANSWERS.has((err as { code?: string }).code ?? '') && repo.vanished === vanished
+      if (answer || attempt >= PACK_TRIES) throw err
+      if (attempt === PACK_TRIES - 1) repo.cache = {}
+      else await forgetUnreadable(repo)
+    }
   }
 }
 

@@ -45,6 +45,8 @@ export interface Repo {
   readonly trees: Lru<readonly TreeEntry[]>
   /** Root tree oid by commit oid. */
   readonly commitTrees: Lru<string>
+  /** Pack indexes listed and gone before they could be read (read as empty: see `readFile`). */
+  vanished: number
 }
 
 let tempCounter = 0
@@ -107,6 +109,21 @@ function packIndexes(repo: Repo): Map<string, Promise<unknown>> | undefined {
   return undefined
 }
 
+/**
+ * Forget the pack indexes of a handle's cache that could not be read (a pack removed between its
+ * listing and its reading): the next read lists the packs again and reads only what it has not.
+ * Dropping the whole cache instead made a retry read every index again, and with many agents'
+ * chain packs being replaced, the retry met the same race.
+ */
+export async function forgetUnreadable(repo: Repo): Promise<void> {
+  const indexes = packIndexes(repo)
+  if (!indexes) return
+  for (const [file, p] of [...indexes]) {
+    const index = await p.catch(() => undefined)
+    if (index === undefined || index === null) indexes.delete(file)
+  }
+}
+
 function forgetGone(repo: Repo, dir: string, present: ReadonlySet<string>): void {
   const indexes = packIndexes(repo)
   if (!indexes) return
@@ -114,9 +131,34 @@ function forgetGone(repo: Repo, dir: string, present: ReadonlySet<string>): void
     if (file.startsWith(`${dir}/`) && !present.has(file.slice(dir.length + 1))) indexes.delete(file)
 }
 
+/** A version 2 pack index listing no object (header, fan-out of zeros, two checksums). */
+const EMPTY_INDEX = Buffer.concat([
+  Buffer.from([0xff, 0x74, 0x4f, 0x63, 0, 0, 0, 2]),
+  Buffer.alloc(1024 + 40),
+])
+const PACK_INDEX = /^(.*)\/objects\/pack\/pack-[0-9a-f]{40}\.idx$/
+
+/**
+ * `readFile`, but a pack index gone since it was listed (its pack replaced by an extended chain,
+ * or merged) reads as an index of no object, and the handle counts it: isomorphic-git goes on to
+ * the other packs instead of failing the read, and a read that then finds nothing is tried again
+ * (read.ts), listing the packs anew (the pack that replaced it was written before it went).
+ */
+async function readFile(file: string, ...rest: unknown[]): Promise<Buffer | string> {
+  try {
+    return await (fsp.readFile as (f: string, ...r: unknown[]) => Promise<Buffer | string>)(file, ...rest)
+  } catch (err) {
+    const m = (err as NodeJS.ErrnoException).code === 'ENOENT' ? PACK_INDEX.exec(file) : null
+    const repo = m ? handles.get(m[1] as string) : undefined
+    if (!repo) throw err
+    repo.vanished++
+    return EMPTY_INDEX
+  }
+}
+
 const nodeFs: PromiseFsClient = {
   promises: {
-    readFile: fsp.readFile,
+    readFile,
     writeFile: writeRepoFile,
     unlink: fsp.unlink,
     readdir,
@@ -144,7 +186,14 @@ export function openRepo(gitdir: string): Repo {
   const abs = path.resolve(gitdir)
   let repo = handles.get(abs)
   if (repo === undefined) {
-    repo = { gitdir: abs, fs: repoFs, cache: {}, trees: new Lru(2048), commitTrees: new Lru(4096) }
+    repo = {
+      gitdir: abs,
+      fs: repoFs,
+      cache: {},
+      trees: new Lru(2048),
+      commitTrees: new Lru(4096),
+      vanished: 0,
+    }
     handles.set(abs, repo)
   }
   return repo

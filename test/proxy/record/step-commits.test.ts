@@ -221,6 +221,44 @@ describe('step commits', () => {
     )
   })
 
+  it('answers reads that meet the packs they listed being replaced by the agents’ next commits (regression)', async () => {
+    const agents = ['a', 'b', 'c', 'd']
+    const committed = new Map<string, number>()
+    let writing = true
+    const writer = (async () => {
+      for (let n = 1; n <= 40; n++) {
+        await commitSteps(
+          ws.repo,
+          agents.map((a) => step(a, n, `{"agent":"${a}","n":${n},"pad":"${'x'.repeat(2000)}"}`)),
+        )
+        for (const a of agents) committed.set(a, n)
+        await new Promise((r) => setTimeout(r, 5))
+      }
+      writing = false
+    })()
+    const failures: unknown[] = []
+    let reads = 0
+    const reader = async (k: number): Promise<void> => {
+      while (writing) {
+        const a = agents[k % agents.length] as string
+        const n = committed.get(a)
+        const tip = await readRef(ws.repo, `refs/heads/agents/${a}`)
+        if (n && tip) {
+          const path_ = `steps/${a}/${String(n).padStart(3, '0')}/request.json`
+          await readFileAt(ws.repo, tip, path_).then(
+            (b) => b === undefined && failures.push(`${path_} not found`),
+            (err: unknown) => failures.push(err),
+          )
+          reads++
+        }
+        await new Promise((r) => setImmediate(r))
+      }
+    }
+    await Promise.all([writer, ...Array.from({ length: 6 }, (_, k) => reader(k))])
+    expect(failures).toEqual([])
+    expect(reads).toBeGreaterThan(10)
+  })
+
   it("keeps the agent's tree in git's order as it grows past 999 steps, and git reads every step and every commit's tree", async () => {
     const batch = Array.from({ length: 1005 }, (_, i) => step('a', i + 1, `{"n":${i + 1}}`))
     for (let i = 0; i < batch.length; i += 250) await commitSteps(ws.repo, batch.slice(i, i + 250))

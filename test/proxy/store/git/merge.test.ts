@@ -7,7 +7,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { commitFiles, initRepo } from '../../../../proxy/store/git'
-import { maintain, packsToMerge } from '../../../../proxy/store/git/merge'
+import { maintain, MERGED_MAX, packsToMerge } from '../../../../proxy/store/git/merge'
 import { gitObject } from '../../../../proxy/store/git/objects'
 import { writePack } from '../../../../proxy/store/git/pack'
 import { openRepo } from '../../../../proxy/store/git/repo'
@@ -45,7 +45,7 @@ async function eightCommits(): Promise<string> {
 }
 
 describe('packsToMerge', () => {
-  it('takes the smallest packs while each is under twice all those before it, and none when fewer than two', () => {
+  it('takes the smallest packs while each is under twice all those before it and the sum under MERGED_MAX, and none when fewer than two', () => {
     const sizes = (xs: number[]) => packsToMerge(xs.map((size) => ({ size }))).map((p) => p.size)
     expect(sizes([1, 1, 1, 1])).toEqual([1, 1, 1, 1])
     expect(sizes([1, 1, 5, 100])).toEqual([1, 1])
@@ -53,6 +53,8 @@ describe('packsToMerge', () => {
     expect(sizes([1, 100])).toEqual([])
     expect(sizes([7])).toEqual([])
     expect(sizes([])).toEqual([])
+    const half = MERGED_MAX / 2
+    expect(sizes([half, half, half])).toEqual([half, half])
   })
 })
 
