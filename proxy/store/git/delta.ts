@@ -136,8 +136,10 @@ export function deltaOf(base: Buffer, target: Buffer): Buffer {
     // Both are looked for; the one that runs longer wins (an anchor can recur by chance).
     const anchor = target.subarray(ti, ti + ANCHOR)
     let j = base.indexOf(anchor, bi)
-    if (j < 0 && bi > 0) j = base.subarray(0, bi + ANCHOR).indexOf(anchor)
     const k = bi + ANCHOR <= base.length ? target.indexOf(base.subarray(bi, bi + ANCHOR), ti + 1) : -1
+    // Earlier in the base (moved bytes) only when neither is found ahead: that search reads the
+    // whole base, and a step's new turn (not in the base at all) made it run once per miss.
+    if (j < 0 && k < 0 && bi > 0) j = base.subarray(0, bi + ANCHOR).indexOf(anchor)
     // Compared up to a bound: the winner's run is counted whole when it is copied.
     const runJ = j >= 0 ? commonRun(base, j, target, ti, DECIDE) : 0
     const runK = k >= 0 ? commonRun(base, bi, target, k, DECIDE) : 0
