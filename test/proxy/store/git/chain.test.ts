@@ -3,14 +3,15 @@
  * old pack's objects and the new ones, and the old pack goes once the new one is flushed; an object
  * the chain holds is not written again; a request is a delta on the previous batch's; a chain past
  * CHAIN_MAX is closed and left, the next batch starting a new one; a chain whose pack someone else
- * merged away starts again; maintenance leaves open chains alone; a reading handle forgets the
+ * merged away starts again; the bases kept for the next batches stay within a byte budget;
+ * maintenance leaves open chains alone; a reading handle forgets the
  * packs that were replaced.
  */
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { initRepo } from '../../../../proxy/store/git'
-import { CHAIN_MAX, chainOf, extendChain, retired } from '../../../../proxy/store/git/chain'
+import { BASES_BUDGET, CHAIN_MAX, chainOf, extendChain, retired } from '../../../../proxy/store/git/chain'
 import { maintain } from '../../../../proxy/store/git/merge'
 import { gitObject, type GitObject } from '../../../../proxy/store/git/objects'
 import { writePack } from '../../../../proxy/store/git/pack'
@@ -104,6 +105,30 @@ describe('chain packs', () => {
     const objects = gitBytes(gitdir, ['show-index'], fs.readFileSync(packIndexOf(name))).toString()
     expect(objects.trim().split('\n')).toHaveLength(1)
     expect(git(gitdir, 'cat-file', 'blob', a.oid)).toBe('a')
+  })
+
+  it('keeps at most BASES_BUDGET bytes of bases over all chains, letting the least recently extended go first', () => {
+    const size = 3 * 1024 * 1024
+    const n = Math.ceil(BASES_BUDGET / size) + 2
+    for (let i = 0; i < n; i++) {
+      const o = blob(Buffer.alloc(size, i)) // compresses to almost nothing: the packs stay small
+      extendChain(gitdir, `agent${i}`, [o], { request: o })
+    }
+    const kept = Array.from(
+      { length: n },
+      (_, i) => Object.keys(chainOf(gitdir, `agent${i}`)?.bases ?? {}).length,
+    )
+    expect(kept.slice(-Math.floor(BASES_BUDGET / size))).toEqual(
+      Array(Math.floor(BASES_BUDGET / size)).fill(1),
+    )
+    expect(kept[0]).toBe(0)
+    expect(kept.filter((k) => k === 1).length * size).toBeLessThanOrEqual(BASES_BUDGET)
+    // A chain without bases still extends: its next request is written whole.
+    const next = blob(Buffer.concat([Buffer.alloc(size, 0), Buffer.from('more')]))
+    next.similar = chainOf(gitdir, 'agent0')?.bases.request
+    expect(next.similar).toBeUndefined()
+    const name = extendChain(gitdir, 'agent0', [next], { request: next }) as string
+    expect(verifyLine(name, next.oid)).toHaveLength(5)
   })
 
   it('is left alone by maintenance while it is open', async () => {
