@@ -88,7 +88,7 @@ function threadSplit(
 }
 
 /** How long after the last commit the repository is measured: the replaced chain packs are gone by then. */
-const RETIRED_MS = 1500
+const RETIRED_MS = 2500
 
 const MB = (n: number): string => (n / 1048576).toFixed(2)
 const f = (x: number): string => (Number.isNaN(x) ? '-' : Math.abs(x) < 10 ? x.toFixed(2) : x.toFixed(1))
@@ -139,7 +139,7 @@ export async function longConversation(
       process.stderr.write(`long conversation: step ${i} of ${steps}, ${Math.round(b.length / 1000)} KB\n`)
   }
   // Right after the last commit, once the chain packs it replaced are gone (they go 0.5 s after
-  // their successor is flushed: proxy/store/git/chain.ts).
+  // their successor is flushed, in rounds a second apart: proxy/store/git/chain.ts).
   await landed(hf)
   await new Promise((r) => setTimeout(r, RETIRED_MS))
   const repo1 = duBytes(path.join(home, 'workspaces', 'long1', 'repo.git', 'objects'))

@@ -7,14 +7,14 @@
  * CHAIN_MAX bytes a chain is closed (left as it is) and the agent's next batch starts a new one.
  * Invariant: a pack is removed only when a pack holding all it held has been flushed to the disk
  * (removing it first would let a power cut take steps acknowledged long before). Data: in memory,
- * per repository, each agent's open chain (its pack's name and entries, and the objects the next
+ * per repository, each agent's open chain (its pack's name and size, and the objects the next
  * batch deltas on: at most BASES_BUDGET bytes of them); after a restart each agent starts a new
  * chain.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import type { GitObject } from './objects'
-import { PackBuilder, type PackEntry } from './pack'
+import { PackBuilder, readIndex } from './pack'
 
 /** A chain this long is closed: extending it would copy (and hash) more than the new bytes are worth. */
 export const CHAIN_MAX = 2 * 1024 * 1024
@@ -31,7 +31,6 @@ export const BASES_BUDGET = 16 * 1024 * 1024
 export interface Chain {
   gitdir: string
   name: string
-  entries: readonly PackEntry[]
   size: number
   /** What the next batch's objects may be deltas on, by role (`request`, `tree`); empty once dropped for the budget. */
   bases: Readonly<Record<string, GitObject>>
@@ -100,16 +99,22 @@ export function extendChain(
   const old = chainOf(gitdir, key)
   const pack = new PackBuilder()
   let from: Chain | undefined
+  let copied = 0
   if (old && old.size < CHAIN_MAX) {
     let bytes: Buffer | undefined
+    let idx: Buffer | undefined
     try {
+      // The entries are read from the index, not kept: with hundreds of chains' entries kept, the
+      // commit worker's heap used 31.8 MB after `npm run bench` (13.0 before chains).
+      idx = fs.readFileSync(path.join(dir, `${old.name}.idx`))
       bytes = fs.readFileSync(path.join(dir, `${old.name}.pack`))
     } catch (err) {
       // Merged or removed by someone else (`git gc`): the chain starts again.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
     }
-    if (bytes) {
-      pack.copy(bytes, old.entries)
+    if (bytes && idx) {
+      pack.copy(bytes, readIndex(idx))
+      copied = pack.count
       from = old
     }
   }
@@ -121,7 +126,7 @@ export function extendChain(
     o.edit = undefined
   }
   const id = idOf(gitdir, key)
-  if (from && pack.count === from.entries.length) {
+  if (from && pack.count === copied) {
     const merged = { ...from.bases, ...bases }
     remember(id, { ...from, bases: merged, held: sizeOfBases(merged) })
     return from.name
@@ -131,7 +136,6 @@ export function extendChain(
   remember(id, {
     gitdir,
     name: written.name,
-    entries: written.entries,
     size: written.size,
     bases,
     held: sizeOfBases(bases),
@@ -141,43 +145,95 @@ export function extendChain(
 }
 
 /**
- * How long a replaced pack stays after its successor is flushed: a reader that listed the packs
- * just before the replacement still finds the files it listed (isomorphic-git reads an index, then
- * its pack, some awaits after listing them; a reader that takes longer tries again: read.ts).
+ * Replaced packs are removed in rounds, at most one every RETIRE_EVERY_MS: a round flushes the
+ * newest pack of each chain it touches (once, however many packs that chain replaced meanwhile),
+ * then removes the replaced ones. So a replaced pack also stays that long after its replacement: a
+ * reader that listed the packs just before still finds the files it listed (isomorphic-git reads
+ * an index, then its pack, some awaits after listing them; a reader that takes longer tries again:
+ * read.ts). A flush per commit instead (two `fdatasync`s a step) stalled the server thread's
+ * journal writes behind them: +2.6 ms added at 1 MB steps in `npm run bench`.
  */
-const RETIRE_GRACE_MS = 500
+const RETIRE_EVERY_MS = 1000
 
-/** Removals of superseded packs not done yet (each waits for its successor's flush, then the grace). */
-const retiring = new Set<Promise<void>>()
+interface Replaced {
+  dir: string
+  old: string
+  successor: string
+  /** The successor was flushed as it was written (`journal.fsync`). */
+  flushed: boolean
+}
+
+/** Packs replaced and not removed yet. */
+let replaced: Replaced[] = []
+/** The round under way or scheduled, if any. */
+let round: Promise<void> | undefined
+
+/** Note that `old` was replaced by `successor` (which holds all it held); a round removes it. */
+function retire(dir: string, old: string, successor: string, flushed: boolean): void {
+  replaced.push({ dir, old, successor, flushed })
+  schedule()
+}
+
+/** A round RETIRE_EVERY_MS from now, unless one is scheduled or under way (it schedules the next). */
+function schedule(): void {
+  round ??= new Promise<void>((r) => setTimeout(r, RETIRE_EVERY_MS).unref()).then(retireRound).finally(() => {
+    round = undefined
+    if (replaced.length > 0) schedule()
+  })
+}
 
 /**
- * Remove the pack `old` once `successor` (which holds all it held) is on the disk (flushed as it
- * was written, or here, off this thread) and RETIRE_GRACE_MS have passed. The index goes first:
- * git finds a pack by its index, and a pack without one is ignored.
+ * One round: flush each chain's newest pack (the successors no other entry replaced), then remove
+ * every replaced pack, its index first (git finds a pack by its index; a pack without one is
+ * ignored). A pack that cannot be flushed keeps those it replaced for the next start's merge
+ * (they only repeat objects).
  */
-function retire(dir: string, old: string, successor: string, flushed: boolean): void {
-  const remove = async (): Promise<void> => {
-    if (!flushed)
+async function retireRound(): Promise<void> {
+  const entries = replaced
+  replaced = []
+  const olds = new Set(entries.map((e) => path.join(e.dir, e.old)))
+  const newest = new Map<string, boolean>()
+  for (const e of entries) {
+    const file = path.join(e.dir, e.successor)
+    if (!olds.has(file)) newest.set(file, (newest.get(file) ?? true) && e.flushed)
+  }
+  const unflushed = new Set<string>()
+  for (const [file, flushed] of newest) {
+    if (flushed) continue
+    try {
       for (const ext of ['.pack', '.idx']) {
-        const fh = await fs.promises.open(path.join(dir, `${successor}${ext}`), 'r')
+        const fh = await fs.promises.open(`${file}${ext}`, 'r')
         try {
           await fh.datasync()
         } finally {
           await fh.close()
         }
       }
-    await new Promise((r) => setTimeout(r, RETIRE_GRACE_MS).unref())
-    for (const ext of ['.idx', '.pack']) await fs.promises.rm(path.join(dir, `${old}${ext}`), { force: true })
+    } catch (err) {
+      // Merged away meanwhile (maintenance writes its merge flushed): what it held is on the disk.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') unflushed.add(file)
+    }
   }
-  // A removal that fails (the successor was merged away meanwhile) leaves a pack that merely
-  // repeats objects: maintenance merges it away.
-  const p: Promise<void> = remove()
-    .catch(() => undefined)
-    .finally(() => retiring.delete(p))
-  retiring.add(p)
+  // A replaced pack whose chain's newest could not be flushed stays (its steps may be only there).
+  const blocked = new Set<string>()
+  for (const e of entries) if (unflushed.has(path.join(e.dir, e.successor))) blocked.add(e.old)
+  let grew = true
+  while (grew) {
+    grew = false
+    for (const e of entries)
+      if (blocked.has(e.successor) && !blocked.has(e.old)) {
+        blocked.add(e.old)
+        grew = true
+      }
+  }
+  for (const e of entries) {
+    if (blocked.has(e.old)) continue
+    for (const ext of ['.idx', '.pack'])
+      await fs.promises.rm(path.join(e.dir, `${e.old}${ext}`), { force: true }).catch(() => undefined)
+  }
 }
 
-/** Resolves once every superseded pack waiting for removal is removed (or left, when it could not be). */
+/** Resolves once every replaced pack noted so far is removed (or left, when it could not be). */
 export async function retired(): Promise<void> {
-  while (retiring.size > 0) await Promise.all([...retiring])
+  while (round) await round
 }
