@@ -2,8 +2,8 @@
  * Maintenance: a repository's small packs merged into one, by copying their entries as they are
  * (PackBuilder.copy: an object two packs hold is kept once, a delta on the dropped copy pointed at
  * the kept one) — no delta search, no `git pack-objects` child, a cost in proportion to the bytes
- * merged. Which packs: the smallest ones, as long as each is less than twice all those before it
- * together (git's geometric repack, factor 2), so each byte is merged a logarithmic number of times.
+ * merged. Which packs: those git's geometric repack (factor 2) would roll up, so each byte is
+ * merged a logarithmic number of times.
  * Open chain packs (still being extended) are left alone. Invariant: the merged pack and its index
  * are on the disk before any pack it replaces is removed; nothing else is deleted.
  */
@@ -56,14 +56,24 @@ function listPacks(dir: string): { name: string; size: number }[] {
 export const MERGED_MAX = 1024 * 1024 * 1024
 
 /**
- * The packs a geometric merge takes: the smallest, while each is under twice the sum before it
- * (and the sum stays under MERGED_MAX).
+ * The packs a geometric merge takes, as `git repack --geometric=2` chooses them: from the largest
+ * down, the packs each at least twice the next smaller form the progression that stays; the first
+ * pair that is not, and everything smaller, is merged, with the next larger ones as long as each is
+ * under twice the merged total (and the total stays under MERGED_MAX).
  */
 export function packsToMerge<T extends { size: number }>(sorted: readonly T[]): T[] {
+  const size = (i: number): number => (sorted[i] as T).size
+  let i = sorted.length - 1
+  while (i > 0 && size(i) >= 2 * size(i - 1)) i--
+  if (i <= 0) return []
+  let split = i + 1
+  let total = 0
+  for (let j = 0; j < split; j++) total += size(j)
+  while (split < sorted.length && size(split) < 2 * total) total += size(split++)
   const chosen: T[] = []
   let sum = 0
-  for (const p of sorted) {
-    if (chosen.length > 0 && (p.size >= 2 * sum || sum + p.size > MERGED_MAX)) break
+  for (const p of sorted.slice(0, split)) {
+    if (chosen.length > 0 && sum + p.size > MERGED_MAX) break
     chosen.push(p)
     sum += p.size
   }

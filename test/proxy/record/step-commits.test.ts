@@ -14,7 +14,7 @@ import { MAX_DELTA_DEPTH } from '../../../proxy/store/git/pack'
 import { listDir, readFileAt } from '../../../proxy/store/git/read'
 import { casRef, readRef } from '../../../proxy/store/git/refs'
 import { Lru, type TreeEntry } from '../../../proxy/store/git/repo'
-import { commitSteps } from '../../../proxy/record/step-commits'
+import { CHAIN_FROM, commitSteps } from '../../../proxy/record/step-commits'
 import { Workspace } from '../../../proxy/store/workspace'
 import { Conversation } from '../../support/conversation'
 import { tempHome } from '../../support/harness'
@@ -43,7 +43,7 @@ const step = (agent: string, n: number, request: string, model: string | null = 
 })
 
 describe('step commits', () => {
-  it('writes each step as its own commit, in order, with the exact bytes, in one pack per agent git reads', async () => {
+  it('writes each step of small requests as its own commit, in order, with the exact bytes, in one shared pack git reads', async () => {
     const packs = (): string[] =>
       fs.readdirSync(path.join(ws.repo.gitdir, 'objects', 'pack')).filter((f) => f.endsWith('.pack'))
     const before = packs().length // the starter config's own pack
@@ -64,7 +64,7 @@ describe('step commits', () => {
       'meta.json\nrequest.json\n',
     )
     expect(git(ws.repo.gitdir, 'show', 'agents/b:steps/b/001/request.json')).toBe('{"b":1}')
-    expect(packs()).toHaveLength(before + 2)
+    expect(packs()).toHaveLength(before + 1)
     expect(
       fs.readdirSync(path.join(ws.repo.gitdir, 'objects')).filter((d) => /^[0-9a-f]{2}$/.test(d)),
     ).toEqual([]) // no loose objects: one writer, packs only
@@ -129,8 +129,9 @@ describe('step commits', () => {
     git(ws.repo.gitdir, 'fsck', '--strict')
   })
 
-  it('writes each agent tree after the first as a delta, across batches, at most 50 deep, and holdfast and git read each', async () => {
-    await commitSteps(ws.repo, [step('a', 1, '{"n":1}')])
+  it('writes each agent tree of a chained agent after the first as a delta, across batches, at most 50 deep, and holdfast and git read each', async () => {
+    // A first request of CHAIN_FROM bytes gives the agent its chain pack; it keeps it.
+    await commitSteps(ws.repo, [step('a', 1, JSON.stringify({ n: 1, pad: 'x'.repeat(CHAIN_FROM) }))])
     const { oids } = await commitSteps(
       ws.repo,
       Array.from({ length: 40 }, (_, i) => step('a', i + 2, `{"n":${i + 2}}`)),

@@ -45,13 +45,15 @@ async function eightCommits(): Promise<string> {
 }
 
 describe('packsToMerge', () => {
-  it('takes the smallest packs while each is under twice all those before it and the sum under MERGED_MAX, and none when fewer than two', () => {
+  it('takes what git --geometric=2 rolls up (the first pair from the top out of progression and all below, then larger ones under twice the total), within MERGED_MAX, and none when fewer than two', () => {
     const sizes = (xs: number[]) => packsToMerge(xs.map((size) => ({ size }))).map((p) => p.size)
     expect(sizes([1, 1, 1, 1])).toEqual([1, 1, 1, 1])
     expect(sizes([1, 1, 5, 100])).toEqual([1, 1])
     expect(sizes([1, 1, 3, 100])).toEqual([1, 1, 3])
     expect(sizes([1, 100])).toEqual([])
     expect(sizes([7])).toEqual([])
+    expect(sizes([1, 5, 5, 5])).toEqual([1, 5, 5, 5]) // a tiny pack below does not stop the roll-up
+    expect(sizes([1, 3, 7, 15])).toEqual([]) // a progression already
     expect(sizes([])).toEqual([])
     const half = MERGED_MAX / 2
     expect(sizes([half, half, half])).toEqual([half, half])
