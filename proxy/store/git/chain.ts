@@ -14,7 +14,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { GitObject } from './objects'
-import { PackBuilder, readIndex } from './pack'
+import { PackBuilder } from './pack'
+import { readIndex } from './pack-index'
 
 /** A chain this long is closed: extending it would copy (and hash) more than the new bytes are worth. */
 export const CHAIN_MAX = 2 * 1024 * 1024

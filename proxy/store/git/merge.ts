@@ -10,7 +10,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { openChains, retired } from './chain'
-import { PackBuilder, readIndex } from './pack'
+import { PackBuilder } from './pack'
+import { readIndex } from './pack-index'
 import { resetPackCache } from './repo'
 
 export interface Maintained {
