@@ -12,6 +12,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { IDLE_COLLECT_MS, IdleCollector } from '../idle-collect'
+import { retired } from '../store/git/chain'
 import { dropPackBytes } from '../store/git/repo'
 import { maintain } from '../store/git/merge'
 import { isTransientFault } from '../store/faults'
@@ -36,6 +37,8 @@ export type CommitRequest =
   | { kind: 'faults'; id: number }
   /** Cut every backoff short: the fault may be gone (`holdfast recover`). */
   | { kind: 'retry'; id: number }
+  /** Answered once the packs chains replaced are flushed away (before the worker is stopped). */
+  | { kind: 'retired'; id: number }
 export type CommitReply =
   | { id: number; value: string | WorkerMemory | CommitFault[] | undefined }
   | { id: number; summary: FinishSummary }
@@ -283,7 +286,7 @@ if (parentPort) {
     return q
   }
   const take = (m: CommitRequest): void => {
-    const polled = m.kind === 'memory' || m.kind === 'faults' || m.kind === 'retry'
+    const polled = m.kind === 'memory' || m.kind === 'faults' || m.kind === 'retry' || m.kind === 'retired'
     idle.begin(!polled)
     if (m.kind === 'memory') {
       const { heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage()
@@ -301,6 +304,10 @@ if (parentPort) {
         if (q.fault)
           faults.push({ home: q.ws.home, ws: q.ws.name, ...q.fault, waiting: q.jobs.length + q.writing })
       reply({ id: m.id, value: faults }, false)
+      return
+    }
+    if (m.kind === 'retired') {
+      void retired().then(() => reply({ id: m.id, value: undefined }, false))
       return
     }
     if (m.kind === 'retry') {

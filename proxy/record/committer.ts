@@ -110,6 +110,9 @@ interface Pending {
 /** A commit sent to this many workers that each died before answering it fails. */
 const MAX_DEATHS = 3
 
+/** How long a close waits for the packs chains replaced to be removed. */
+const RETIRED_WAIT_MS = 2000
+
 export class WorkerCommitter implements Committer {
   private worker: Worker | undefined
   private nextId = 1
@@ -242,6 +245,16 @@ export class WorkerCommitter implements Committer {
   }
 
   async close(): Promise<void> {
+    // The packs chains replaced are removed first (a round is at most a second away), so a
+    // stopped serve leaves no pack that only repeats another; bounded, as the whole shutdown is.
+    if (this.worker && !this.closing) {
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        this.ask({ kind: 'retired', id: this.nextId++ }, true).catch(() => undefined),
+        new Promise((r) => (timer = setTimeout(r, RETIRED_WAIT_MS))),
+      ])
+      clearTimeout(timer)
+    }
     this.closing = true
     const w = this.worker
     this.worker = undefined

@@ -38,8 +38,11 @@ export const answerOf = (n: number): string =>
     usage: { input_tokens: 10, output_tokens: n, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
   })
 
-export const requestOf = (agent: string, n: number): Buffer =>
-  Buffer.from(`{"model":"${MODEL}","messages":[{"role":"user","content":"${agent} ${n} \u00e9"}]}`)
+/** A step's request; `pad` bytes more of text make it as large as asked (a chained agent's). */
+export const requestOf = (agent: string, n: number, pad = 0): Buffer =>
+  Buffer.from(
+    `{"model":"${MODEL}","messages":[{"role":"user","content":"${agent} ${n} \u00e9${'x'.repeat(pad)}"}]}`,
+  )
 
 export interface JournaledStep {
   agent: string
@@ -55,12 +58,12 @@ export interface JournaledStep {
 export function journalSteps(
   home: string,
   ws: string,
-  steps: readonly { agent: string; n: number }[],
+  steps: readonly { agent: string; n: number; pad?: number }[],
 ): JournaledStep[] {
   const journal = new Journal(false)
   try {
-    return steps.map(({ agent, n }) => {
-      const request = requestOf(agent, n)
+    return steps.map(({ agent, n, pad }) => {
+      const request = requestOf(agent, n, pad)
       const answer = answerOf(n)
       const entry = journal
         .agent(homePaths.agentJournal(home, ws, agent))

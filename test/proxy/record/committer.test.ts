@@ -10,6 +10,7 @@ import fs from 'node:fs'
 import type { Worker } from 'node:worker_threads'
 import { finishStep, type FinishSummary } from '../../../proxy/record/finish'
 import { type Committer, InlineCommitter, WorkerCommitter } from '../../../proxy/record/committer'
+import { CHAIN_FROM } from '../../../proxy/record/step-commits'
 import { Workspace } from '../../../proxy/store/workspace'
 import { journalSteps, MODEL } from './commit.support'
 import { git, packFiles, tempDir } from '../store/git.support'
@@ -196,6 +197,20 @@ describe('WorkerCommitter', () => {
     } finally {
       await c.close()
     }
+  })
+
+  it('removes the packs its chains replaced before it stops', async () => {
+    const c = new WorkerCommitter()
+    const before = packFiles(ws.repo.gitdir).length
+    const steps = journalSteps(
+      home,
+      'w',
+      [1, 2, 3].map((n) => ({ agent: 'big', n, pad: CHAIN_FROM })),
+    )
+    for (const s of steps) await c.commit(home, 'w', s.commit) // one batch each: the chain replaced twice
+    await c.close()
+    expect(packFiles(ws.repo.gitdir)).toHaveLength(before + 1)
+    expect(show('agents/big:steps/big/003/request.json')).toBe(steps[2]!.request.toString())
   })
 
   it('passes a failed maintain back as an error, and maintains a real workspace', async () => {
