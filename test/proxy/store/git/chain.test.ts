@@ -10,24 +10,17 @@
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { initRepo } from '../../../../proxy/store/git'
 import { BASES_BUDGET, CHAIN_MAX, chainOf, extendChain, retired } from '../../../../proxy/store/git/chain'
 import { maintain } from '../../../../proxy/store/git/merge'
 import { gitObject, type GitObject } from '../../../../proxy/store/git/objects'
 import { writePack } from '../../../../proxy/store/git/pack'
 import { openRepo } from '../../../../proxy/store/git/repo'
-import { git, gitBytes, packFiles, tempDir } from '../git.support'
+import { configRepo, git, gitBytes, packFiles } from '../git.support'
 
 let dir: string
 let gitdir: string
 beforeEach(async () => {
-  dir = tempDir('holdfast-chain-')
-  gitdir = path.join(dir, 'repo.git')
-  await initRepo(gitdir, {
-    files: { 'providers.yaml': 'roles: {}\n' },
-    message: 'root',
-    branch: 'config/default',
-  })
+  ;({ dir, gitdir } = await configRepo('holdfast-chain-'))
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 

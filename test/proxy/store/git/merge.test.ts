@@ -6,24 +6,18 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { commitFiles, initRepo } from '../../../../proxy/store/git'
+import { commitFiles } from '../../../../proxy/store/git'
 import { maintain, MERGED_MAX, packsToMerge } from '../../../../proxy/store/git/merge'
 import { gitObject } from '../../../../proxy/store/git/objects'
 import { writePack } from '../../../../proxy/store/git/pack'
 import { openRepo } from '../../../../proxy/store/git/repo'
-import { git, packFiles, tempDir } from '../git.support'
+import { configRepo, git, packFiles } from '../git.support'
 
 let dir: string
 let gitdir: string
 let root: string
 beforeEach(async () => {
-  dir = tempDir('holdfast-merge-')
-  gitdir = path.join(dir, 'repo.git')
-  root = await initRepo(gitdir, {
-    files: { 'providers.yaml': 'roles: {}\n' },
-    message: 'root',
-    branch: 'config/default',
-  })
+  ;({ dir, gitdir, root } = await configRepo('holdfast-merge-'))
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 

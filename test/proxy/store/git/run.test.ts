@@ -6,21 +6,14 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { initRepo } from '../../../../proxy/store/git'
 import { runGit } from '../../../../proxy/store/git/run'
-import { tempDir } from '../git.support'
+import { configRepo } from '../git.support'
 
 let dir: string
 let gitdir: string
 let root: string
 beforeEach(async () => {
-  dir = tempDir('holdfast-run-')
-  gitdir = path.join(dir, 'repo.git')
-  root = await initRepo(gitdir, {
-    files: { 'providers.yaml': 'roles: {}\n' },
-    message: 'root',
-    branch: 'config/default',
-  })
+  ;({ dir, gitdir, root } = await configRepo('holdfast-run-'))
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 
