@@ -61,6 +61,14 @@ export function tempLeftovers(dir: string): string[] {
   )
 }
 
+/** An empty bare repository (`git init --bare`) in a new temp dir. */
+export function bareRepo(prefix: string): { dir: string; gitdir: string } {
+  const dir = tempDir(prefix)
+  const gitdir = path.join(dir, 'repo.git')
+  git(dir, 'init', '-q', '--bare', gitdir)
+  return { dir, gitdir }
+}
+
 /** A bare repository in a new temp dir whose `config/default` holds one commit (an empty providers.yaml). */
 export async function configRepo(
   prefix: string,

@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
-import path from 'node:path'
 import {
   commitBody,
   gitObject,
@@ -14,14 +13,12 @@ import {
   type TreeItem,
 } from '../../../../proxy/store/git/objects'
 import { rng } from '../../../support/fuzz'
-import { git, gitBytes, tempDir } from '../git.support'
+import { bareRepo, gitBytes } from '../git.support'
 
 let dir: string
 let gitdir: string
 beforeEach(() => {
-  dir = tempDir('holdfast-objects-')
-  gitdir = path.join(dir, 'repo.git')
-  git(dir, 'init', '-q', '--bare', gitdir)
+  ;({ dir, gitdir } = bareRepo('holdfast-objects-'))
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 

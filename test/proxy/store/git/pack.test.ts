@@ -20,14 +20,12 @@ import {
 import { writePack } from '../../../../proxy/store/git/pack'
 import { getTree } from '../../../../proxy/store/git/read'
 import { Lru, openRepo, type TreeEntry } from '../../../../proxy/store/git/repo'
-import { git, gitBytes, packFiles, tempDir, tempLeftovers } from '../git.support'
+import { bareRepo, git, gitBytes, packFiles, tempLeftovers } from '../git.support'
 
 let dir: string
 let gitdir: string
 beforeEach(() => {
-  dir = tempDir('holdfast-pack-')
-  gitdir = path.join(dir, 'repo.git')
-  git(dir, 'init', '-q', '--bare', gitdir)
+  ;({ dir, gitdir } = bareRepo('holdfast-pack-'))
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 
