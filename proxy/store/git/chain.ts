@@ -108,7 +108,7 @@ export function extendChain(
       // The entries are read from the index, not kept: with hundreds of chains' entries kept, the
       // commit worker's heap used 31.8 MB after `npm run bench` (13.0 before chains).
       idx = fs.readFileSync(path.join(dir, `${old.name}.idx`))
-      bytes = readInto(path.join(dir, `${old.name}.pack`))
+      bytes = fs.readFileSync(path.join(dir, `${old.name}.pack`))
     } catch (err) {
       // Merged or removed by someone else (`git gc`): the chain starts again.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
@@ -151,8 +151,10 @@ export function extendChain(
  * then removes the replaced ones. So a replaced pack also stays that long after its replacement: a
  * reader that listed the packs just before still finds the files it listed (isomorphic-git reads
  * an index, then its pack, some awaits after listing them; a reader that takes longer tries again:
- * read.ts). A flush per commit instead (two `fdatasync`s a step) stalled the server thread's
- * journal writes behind them: +2.6 ms added at 1 MB steps in `npm run bench`.
+ * read.ts). A flush per commit instead would be two `fdatasync`s a step, beside the server
+ * thread's journal writes on the same disk. (Whether they cost it latency was not shown: the
+ * x-run conversation's late steps in `npm run bench` were 7.00 ms added with them, 5.04–7.23 ms in
+ * four runs with rounds.)
  */
 const RETIRE_EVERY_MS = 1000
 
@@ -162,31 +164,6 @@ interface Replaced {
   successor: string
   /** The successor was flushed as it was written (`journal.fsync`). */
   flushed: boolean
-}
-
-/**
- * The buffer an extension reads the old pack into, reused (one allocation of up to 2 MB a chain
- * and batch saved; `npm run bench`'s peak RSS did not move with it: 576 → 562 MB). The new pack is
- * written from it synchronously, before anything reads into it again.
- */
-let readBuffer = Buffer.alloc(0)
-
-/** The bytes of `file`, in the reused buffer (valid until the next call). */
-function readInto(file: string): Buffer {
-  const fd = fs.openSync(file, 'r')
-  try {
-    const size = fs.fstatSync(fd).size
-    if (readBuffer.length < size) readBuffer = Buffer.allocUnsafeSlow(Math.max(size, 2 * readBuffer.length))
-    let at = 0
-    while (at < size) {
-      const n = fs.readSync(fd, readBuffer, at, size - at, at)
-      if (n === 0) break
-      at += n
-    }
-    return readBuffer.subarray(0, at)
-  } finally {
-    fs.closeSync(fd)
-  }
 }
 
 /** Packs replaced and not removed yet. */
