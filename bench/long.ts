@@ -138,8 +138,8 @@ export async function longConversation(
     if (i % 25 === 0)
       process.stderr.write(`long conversation: step ${i} of ${steps}, ${Math.round(b.length / 1000)} KB\n`)
   }
-  // Right after the last commit, once the chain packs it replaced are gone (they go 0.5 s after
-  // their successor is flushed, in rounds a second apart: proxy/store/git/chain.ts).
+  // Right after the last commit, once the chain packs it replaced are gone (removed in rounds at
+  // most a second apart, after their successor is flushed: proxy/store/git/chain.ts).
   await landed(hf)
   await new Promise((r) => setTimeout(r, RETIRED_MS))
   const repo1 = duBytes(path.join(home, 'workspaces', 'long1', 'repo.git', 'objects'))

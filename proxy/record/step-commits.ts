@@ -223,7 +223,10 @@ async function buildAgent(
   }
   // The next batch starts from the last tree (content-addressed: right whether or not this lands).
   if (previousDir) agentTrees.get(repo)?.set(previousDir.oid, agentDir)
-  return { objects, commits, bases: { request: previousRequest, tree: previousDir } }
+  const next: Partial<Bases> = {}
+  if (previousRequest) next.request = previousRequest
+  if (previousDir) next.tree = previousDir
+  return { objects, commits, bases: next }
 }
 
 export interface Committed {
@@ -327,7 +330,7 @@ export async function commitSteps(
       const m = { agent, tip, commits: built.commits, steps: fresh }
       if (chained) {
         // The agent's chain pack, extended: its objects can be deltas on its earlier ones.
-        extendChain(repo.gitdir, agent, built.objects, definedBases(built.bases), options)
+        extendChain(repo.gitdir, agent, built.objects, built.bases, options)
         await move(m)
       } else {
         shared.push(...built.objects)
@@ -339,11 +342,4 @@ export async function commitSteps(
     pending = retry
   }
   return result
-}
-
-/** The bases that exist, as the chain keeps them. */
-function definedBases(b: Partial<Bases>): Record<string, GitObject> {
-  const out: Record<string, GitObject> = {}
-  for (const [k, v] of Object.entries(b)) if (v) out[k] = v
-  return out
 }
