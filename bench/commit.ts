@@ -12,7 +12,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import type { StepToCommit } from '../proxy/record/step-commits'
+import type { StepToCommit } from '../proxy/record/commit/step-commits'
 import { sampling } from './heap'
 
 const ROOT = process.env.HOLDFAST_BENCH_ROOT ?? path.join(__dirname, '..')

@@ -22,7 +22,7 @@ import readline from 'node:readline'
 import { startFakeUpstream, type FakeUpstream } from '../test/support/fake-upstream'
 
 const ROOT = path.join(__dirname, '..')
-const CLI = path.join(ROOT, 'dist', 'cli', 'run.js')
+const CLI = path.join(ROOT, 'dist', 'cli', 'entry.js')
 const MODEL = 'claude-sonnet-4-5'
 const AGENTS = ['a1', 'a2', 'a3']
 

@@ -8,7 +8,7 @@ import os from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { loadPlugins } from '../plugins/loader'
 import { sanitizeHeaders } from '../proxy/core/headers'
-import { silentLogger } from '../proxy/log'
+import { silentLogger } from '../proxy/process/log'
 import { filler } from './procs'
 
 const N = Number(process.argv[2] ?? 20_000)

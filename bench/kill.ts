@@ -22,7 +22,7 @@ const MODEL = 'claude-sonnet-4-5'
 async function serve(home: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(
     process.execPath,
-    [path.join(ROOT, 'dist', 'cli', 'run.js'), 'serve', '--home', home, '--port', '0'],
+    [path.join(ROOT, 'dist', 'cli', 'entry.js'), 'serve', '--home', home, '--port', '0'],
     {
       env: { ...process.env, HOLDFAST_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'ignore'],

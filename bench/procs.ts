@@ -79,7 +79,7 @@ export function startHoldfast(
 ): Promise<Proc> {
   // Mode 0600 as serve writes its own (it warns about a holdfast.yaml others may read).
   fs.writeFileSync(path.join(home, 'holdfast.yaml'), JSON.stringify(config), { mode: 0o600 })
-  const dist = path.join(process.env.HOLDFAST_BENCH_ROOT ?? ROOT, 'dist', 'cli', 'run.js')
+  const dist = path.join(process.env.HOLDFAST_BENCH_ROOT ?? ROOT, 'dist', 'cli', 'entry.js')
   return start([...nodeArgs, dist, 'serve', '--home', home, '--port', '0'], {
     HOLDFAST_LOG_LEVEL: 'warn',
     ...env,

@@ -1,11 +1,11 @@
 /**
- * What the token check costs a request (proxy/access.ts, as server.ts runs it on every request):
+ * What the token check costs a request (proxy/http/access.ts, as server.ts runs it on every request):
  * the key headers compared with the token, then x-holdfast-token when they do not hold it. Each
  * comparison hashes the value given (the token's own digest is made once). Three rounds of 200 000
  * for a request with a key of its own, one carrying the token as its key, and one with no key.
  * `node -r ./scripts/register.js bench/token.ts`. Asserts nothing.
  */
-import { headerCarriesToken, tokenKeyHeaders } from '../proxy/access'
+import { headerCarriesToken, tokenKeyHeaders } from '../proxy/http/access'
 
 const token = 'Zx1_-abcdefghijklmnopqrstuvwxyz0123456789AB'
 const base = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', host: '127.0.0.1:8787' }

@@ -29,7 +29,7 @@ async function main(): Promise<void> {
     await promisify(execFile)(
       process.execPath,
       [
-        path.join(ROOT, 'dist', 'cli', 'run.js'),
+        path.join(ROOT, 'dist', 'cli', 'entry.js'),
         'attempt',
         'demo',
         '--from',

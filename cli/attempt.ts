@@ -3,8 +3,8 @@
  * per role) and show each attempt's progress live on stderr; the child ids go to stdout.
  */
 import type { Command } from 'commander'
-import { type AttemptEvent, externalNotice, fireCohort } from '../hooks/attempts/fire'
-import { DispatchRefused } from '../hooks/attempts/dispatch'
+import { type AttemptEvent, externalNotice, fireCohort } from '../proxy/attempts/fire'
+import { DispatchRefused } from '../proxy/attempts/dispatch'
 import { formatStep } from '../proxy/core/naming'
 import { loadConfig } from '../proxy/store/config'
 import { resolveHome } from '../proxy/store/home'

@@ -4,7 +4,7 @@
  * litany takes a path). Prints the child id; every dispatch is a row in `<home>/ops.jsonl`.
  */
 import type { Command } from 'commander'
-import { dispatchOne, externalNotice } from '../hooks/attempts/fire'
+import { dispatchOne, externalNotice } from '../proxy/attempts/fire'
 import { loadConfig } from '../proxy/store/config'
 import { resolveHome } from '../proxy/store/home'
 import { CliError } from './output'

@@ -7,7 +7,7 @@
 import fs from 'node:fs'
 import type { Command } from 'commander'
 import { assertName } from '../proxy/core/naming'
-import { HOOK_NAME, installHooks } from '../hooks/install'
+import { HOOK_NAME, installHooks } from '../proxy/store/hook-install'
 import { homePaths, resolveHome } from '../proxy/store/home'
 import { CliError } from './output'
 
@@ -65,7 +65,7 @@ export function registerHooks(program: Command): void {
     .requiredOption('--ws <ws>', 'workspace')
     .requiredOption('--commit <oid>', 'the attempts/* commit')
     .action(async (opts: { home: string; ws: string; commit: string }) => {
-      const { fireFromCommit } = await import('../hooks/attempts/trailers')
+      const { fireFromCommit } = await import('../proxy/attempts/trailers')
       await fireFromCommit(resolveHome(opts.home), assertName('workspace', opts.ws), opts.commit)
     })
 }

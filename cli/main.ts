@@ -5,7 +5,7 @@
  * their real registrations), so `holdfast --help` and `holdfast env` start almost as fast as node.
  */
 import { Command, CommanderError } from 'commander'
-import { packageVersion } from '../proxy/package-root'
+import { packageVersion } from '../proxy/process/package-root'
 import { CliError } from './output'
 
 type Register = (program: Command) => void
@@ -31,7 +31,7 @@ export const COMMANDS = [
     name: 'run',
     term: 'run [options] <command...>',
     description: 'run a command (an agent) through holdfast, sharing one serve between runs',
-    load: async (): Promise<Register> => (await import('./run-with')).registerRun,
+    load: async (): Promise<Register> => (await import('./run')).registerRun,
   },
   {
     name: 'agents',

@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander'
 import { assertName } from '../proxy/core/naming'
-import { spawnChild } from '../proxy/spawn'
+import { spawnChild } from '../proxy/process/spawn'
 import { resolveHome } from '../proxy/store/home'
 import { readServeInfo } from '../proxy/store/serve-lock'
 import { makeTicket } from '../proxy/view/auth'

@@ -12,7 +12,7 @@ import { resolveHome } from '../proxy/store/home'
 import { readServeInfo, takeHomeLock } from '../proxy/store/serve-lock'
 import { homeToken } from '../proxy/store/token'
 import { Workspace } from '../proxy/store/workspace'
-import { createLogger } from '../proxy/log'
+import { createLogger } from '../proxy/process/log'
 import { type Brought, describeRecovery, recoverQuarantine, recoverWorkspace } from '../proxy/record/recover'
 import { CliError, printJson } from './output'
 

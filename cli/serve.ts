@@ -28,7 +28,7 @@ export function registerServe(program: Command): void {
       }
       // Loaded here, not at the top: every other command would pay for the proxy's modules.
       const { startServer } = await import('../proxy/serve')
-      const { createLogger } = await import('../proxy/log')
+      const { createLogger } = await import('../proxy/process/log')
       const log = createLogger()
       let server
       try {
@@ -62,7 +62,7 @@ export function registerServe(program: Command): void {
       process.on('SIGTERM', () => stop('SIGTERM'))
       process.stdout.write(`holdfast listening on ${server.url}\n`)
       if (opts.leased) {
-        const { stopWhenUnleased } = await import('../proxy/run-leases')
+        const { stopWhenUnleased } = await import('../proxy/process/run-leases')
         stopWhenUnleased(home, (why) => stop(why), log)
       }
       const { wroteDefaultConfig } = await import('../proxy/store/config')

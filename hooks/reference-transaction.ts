@@ -16,7 +16,7 @@ import { homePaths } from '../proxy/store/home'
 import { parseProviders, PROVIDERS_FILE } from '../proxy/store/config/providers'
 import { readServeInfo } from '../proxy/store/serve-lock'
 import { homeToken, readTokenFile } from '../proxy/store/token'
-import { stripGitEnv } from '../proxy/spawn'
+import { stripGitEnv } from '../proxy/process/spawn'
 
 const EVENT_TIMEOUT_MS = 500
 
@@ -168,14 +168,14 @@ function trace(state: string, updates: RefUpdate[]): void {
 
 /**
  * `committed`: a new commit on `attempts/*` asking for a cohort fires it once, in a detached child
- * (hooks/attempts/trailers). Never fails the hook: git has already moved the ref.
+ * (proxy/attempts/trailers). Never fails the hook: git has already moved the ref.
  */
 async function fireAttempts(home: string, ws: string, updates: RefUpdate[]): Promise<void> {
   const attempts = updates.filter((u) => u.ref.startsWith('refs/heads/attempts/') && !isZero(u.new))
   if (attempts.length === 0) return
   try {
     const moved = await realMoves(homePaths.repo(home, ws), attempts, 'committed')
-    const { fireFromRefs } = await import('./attempts/trailers')
+    const { fireFromRefs } = await import('../proxy/attempts/trailers')
     await fireFromRefs(home, ws, moved)
   } catch (err) {
     process.stderr.write(`holdfast: attempts not fired: ${(err as Error).message}\n`)

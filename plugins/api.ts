@@ -5,7 +5,7 @@
  * value, `undefined` lets the next plugin decide; observing hooks return nothing. A plugin's
  * private files live in `ctx.dataDir` = `<home>/plugins/<name>/`.
  */
-import type { DialectName } from '../proxy/dialects/types'
+import type { DialectName } from '../proxy/core/dialect'
 
 export type { DialectName }
 

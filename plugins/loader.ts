@@ -7,7 +7,7 @@
  */
 import path from 'node:path'
 import type { HoldfastConfig, PluginEntry } from '../generated/holdfast'
-import type { Logger } from '../proxy/log'
+import type { Logger } from '../proxy/process/log'
 import type { RecordsView } from './api'
 import { BUILTINS } from './builtin'
 import { PluginHost, closePlugin } from './runner'

@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { PACKAGE_ROOT } from '../proxy/package-root'
+import { PACKAGE_ROOT } from '../proxy/process/package-root'
 import { type AnyPlugin, checkDefinition, PluginLoadError } from './instance'
 
 /** TypeScript compiles `import()` to `require()` under CommonJS; this stays a real import. */

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
-import type { Logger } from '../proxy/log'
+import type { Logger } from '../proxy/process/log'
 import type { RecordsView } from './api'
 import { closePlugin, type PluginHost } from './runner'
 import { instantiate, pinoLog, PluginLoadError } from './instance'

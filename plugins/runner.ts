@@ -8,8 +8,8 @@
  */
 import { HoldfastError } from '../proxy/core/errors'
 import type { JsonObject } from '../proxy/core/json'
-import type { DialectName } from '../proxy/dialects/types'
-import { type Logger, silentLogger } from '../proxy/log'
+import type { DialectName } from '../proxy/core/dialect'
+import { type Logger, silentLogger } from '../proxy/process/log'
 import type { Exchange, FailureView, Hooks, ResponseView, RouteView } from './api'
 import { checkIdentify, checkRoute } from './decisions'
 import { createView, type Lazy, lazily } from './exchange'

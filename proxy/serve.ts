@@ -14,17 +14,17 @@ import { ensureTokenFile, exposedSecrets, newToken } from './store/token'
 import { listWorkspaces, Workspace } from './store/workspace'
 import { configWarnings } from './store/config/lineage'
 import { syncRegistrations } from './tools/registration'
-import { logHookInstall } from '../hooks/install'
-import { isLoopbackBind } from './address'
-import { ServerContext } from './context'
+import { logHookInstall } from './store/hook-install'
+import { isLoopbackBind } from './http/address'
+import { ServerContext } from './live/context'
 import { Remotes } from './remote'
-import type { Logger } from './log'
+import type { Logger } from './process/log'
 import { createServer, listen } from './server'
-import { hideHomeInErrors } from './respond'
-import { Upstream } from './upstream'
+import { hideHomeInErrors } from './http/respond'
+import { Upstream } from './http/upstream'
 import type { AnyPlugin } from '../plugins/instance'
 import { loadPlugins } from '../plugins/loader'
-import { recordsView } from './plugin-records'
+import { recordsView } from './live/plugin-records'
 import type { PluginHost } from '../plugins/runner'
 
 export interface ServeOptions {
@@ -87,7 +87,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   let plugins: PluginHost | undefined
   try {
     // Without a configured token, the home's own (made at the first start) guards the admin
-    // surface, the MCP endpoint and the rows that add the operator's key (proxy/access.ts).
+    // surface, the MCP endpoint and the rows that add the operator's key (proxy/http/access.ts).
     const token = configured ?? serveToken(opts.home, opts.log)
     for (const warning of exposedSecrets(opts.home)) opts.log.warn(warning)
     const waiting: { ws: string; agent: string }[] = []

@@ -5,7 +5,7 @@
  * start, just the goal. Pure; the wire shape of each part is the dialect's (`Dialect.firstRequest`).
  * The tools array stays the notch's, so every tool the history names is still declared.
  */
-import type { Dialect, FirstRequestInput } from '../dialects/types'
+import type { Dialect, FirstRequestInput } from './dialect'
 
 export const NOT_RUN = 'not run: this attempt forked here'
 export const DEFAULT_MAX_TOKENS = 4096

@@ -7,7 +7,7 @@
  * core/harness-tools), are closed; every byte outside `tools` is kept, and the
  * existing tools bytes too (closures are appended inside the array). No clients → nothing to do.
  */
-import type { Dialect } from '../dialects/types'
+import type { Dialect } from './dialect'
 import type { Json, JsonObject } from './json'
 import { harnessPrefixes, withoutHarnessPrefix } from './harness-tools'
 import { isCallable } from './naming'

@@ -7,7 +7,7 @@
  * held. The queue lives in the previous record's `request.json`, nowhere else. No previous record
  * (a first step) → the composition, as is.
  */
-import type { Dialect } from '../dialects/types'
+import type { Dialect } from './dialect'
 import type { Json, JsonObject } from './json'
 import { isObject, sameIgnoringCacheControl } from './json'
 import type { ScannedTop } from './splice'

@@ -4,7 +4,7 @@
  * recurses deeper), JSON, one object, every field the dialect reads of the right type. Pure.
  * Invariant: the same bytes read the same way on both sides; only the words of a refusal differ.
  */
-import type { Dialect } from '../dialects/types'
+import type { Dialect } from './dialect'
 import { RecordFault } from './hold'
 import { isObject, type Json, type JsonObject } from './json'
 import { parseJsonBytes } from './json-bytes'

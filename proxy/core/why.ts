@@ -5,7 +5,7 @@
  * equivalences (`cache_control` ignored, a string content equal to one text block). Pure. An
  * absent previous step (a first step) moves nothing: the prefix is new.
  */
-import type { Dialect } from '../dialects/types'
+import type { Dialect } from './dialect'
 import { isObject, type Json, type JsonObject, sameIgnoringCacheControl, withoutCacheControl } from './json'
 
 export interface PrefixMoves {

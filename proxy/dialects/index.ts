@@ -10,11 +10,11 @@ import { anthropic } from './anthropic'
 import { openai } from './openai'
 import { pathsOf } from './paths'
 import { responses } from './responses'
-import type { Dialect, DialectName, RowFamily } from './types'
+import type { Dialect, DialectName, RowFamily } from '../core/dialect'
 
 export { anthropic, openai }
 export type { DialectRoute, Paths } from './paths'
-export type { Dialect, DialectName, Facets, RowFamily } from './types'
+export type { Dialect, DialectName, Facets, RowFamily } from '../core/dialect'
 
 /** Every dialect, in the order their endpoints are matched. */
 export const DIALECTS: readonly Dialect[] = [anthropic, openai, responses]

@@ -4,7 +4,7 @@
  * envelope a path takes. Invariant: pure over the list it is given; exact paths (an endpoint, a
  * probe) win over prefixes, and a path several dialects' prefixes cover goes by their claims.
  */
-import type { Dialect } from './types'
+import type { Dialect } from '../core/dialect'
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>
 

@@ -10,9 +10,9 @@ import { estimateCost } from '../core/cost'
 import { dialectByName, type DialectName } from '../dialects'
 import type { Price } from '../../generated/holdfast'
 import type { StepMeta } from '../../generated/meta'
-import { type Extent, type ResponseHead, type StepPlace } from './journal-format'
-import { readEach, readPlaced } from './journal-read'
-import { type ResponseFile, responseFileFor } from './layout'
+import { type Extent, type ResponseHead, type StepPlace } from './journal/format'
+import { readEach, readPlaced } from './journal/reader'
+import { type ResponseFile, responseFileFor } from '../core/layout'
 import { answeredMeta, type Answered, headerText } from './meta'
 
 /** Where an answer's bytes are: in the journal (as the provider sent them), or here. */

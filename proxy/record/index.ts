@@ -12,12 +12,12 @@ import { type PreviousStep, RecordFault } from '../core/hold'
 import { formatStep } from '../core/naming'
 import { recordParser } from '../core/record'
 import type { ScannedTop } from '../core/splice'
-import type { Dialect } from '../dialects/types'
-import type { AgentState } from '../agents'
-import { Journal, type JournalEntry } from './journal'
-import { type StepPlace } from './journal-format'
-import { readJournal, readPlaced } from './journal-read'
-import { META_FILE, REQUEST_FILE } from './layout'
+import type { Dialect } from '../core/dialect'
+import type { AgentState } from '../live/agents'
+import { Journal, type JournalEntry } from './journal/writer'
+import { type StepPlace } from './journal/format'
+import { readJournal, readPlaced } from './journal/reader'
+import { META_FILE, REQUEST_FILE } from '../core/layout'
 import type { StepMeta } from './meta'
 import { PreviousRecords } from './previous'
 import { committedKind, readCommittedFile } from './read'
@@ -31,8 +31,8 @@ export {
   type SendFacts,
   type StepMeta,
 } from './meta'
-export type { JournalEntry } from './journal'
-export type { CommitJob } from './commit-job'
+export type { JournalEntry } from './journal/writer'
+export type { CommitJob } from './commit/job'
 
 export class Records {
   /** The agents' previous requests, within holdfast.yaml `limits.previous_cache_bytes`. */

@@ -8,7 +8,7 @@
 import { redactQuery } from '../core/headers'
 import type { HoldVerdict } from '../core/hold'
 import { formatStep } from '../core/naming'
-import type { DialectName } from '../dialects/types'
+import type { DialectName } from '../core/dialect'
 import type { Change, StepMeta } from '../../generated/meta'
 
 export type { StepMeta }

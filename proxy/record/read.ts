@@ -10,7 +10,7 @@ import { formatStep, parseStep } from '../core/naming'
 import type { StepMeta } from '../../generated/meta'
 import { listDir, readFileAt } from '../store/git'
 import { readRef } from '../store/git/refs'
-import { type JournalStep, readJournal, segmentFiles } from './journal-read'
+import { type JournalStep, readJournal, segmentFiles } from './journal/reader'
 import {
   META_FILE,
   metaBytes,
@@ -19,7 +19,7 @@ import {
   responseFileFor,
   agentStepsPath,
   stepTreePath,
-} from './layout'
+} from '../core/layout'
 import type { Repo } from '../store/git/repo'
 import type { Workspace } from '../store/workspace'
 

@@ -7,7 +7,7 @@
  * here meanwhile stays where it was, and the report says so; a local lineage ahead of the remote is
  * left alone (publishing it is the user's `git push`). Nothing is pushed.
  */
-import { installHooks } from '../../hooks/install'
+import { installHooks } from '../store/hook-install'
 import { isRefComponent } from '../core/naming'
 import { configRef } from '../store/home'
 import { listRefs, readRef } from '../store/git/refs'

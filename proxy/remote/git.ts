@@ -1,6 +1,6 @@
 /**
  * git the program, for the remote: push, fetch, ls-remote, update-ref, merge-base. Each runs in
- * the workspace's bare repository with the environment proxy/spawn allows a remote command (the
+ * the workspace's bare repository with the environment proxy/process/spawn allows a remote command (the
  * user's credentials reach git through its own helpers and the SSH agent; no prompt can block),
  * in a session of its own, and is stopped (its whole process group) past its time limit.
  * Invariant: never on a request's path; the remote is read from the repository's own config
@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { gitEnv, gitRemoteEnv, spawnGit } from '../spawn'
+import { gitEnv, gitRemoteEnv, spawnGit } from '../process/spawn'
 import { gitReason, REMOTE } from './refs'
 
 export interface GitResult {

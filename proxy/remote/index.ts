@@ -5,7 +5,7 @@
  * `holdfast` talks to any remote; nothing here is on a request's path; close() stops every timer.
  */
 import type { HoldfastConfig } from '../store/config'
-import type { Logger } from '../log'
+import type { Logger } from '../process/log'
 import { listWorkspaces, Workspace } from '../store/workspace'
 import { pullConfig } from './config-pull'
 import { RemoteUrl } from './git'

@@ -8,7 +8,7 @@
  * next commit. Invariant: never on a request's path; local records are only read; the state
  * (health, `holdfast agents`) is in `remote/push.json` after every push.
  */
-import type { Logger } from '../log'
+import type { Logger } from '../process/log'
 import { formatStep } from '../core/naming'
 import { listRefs } from '../store/git/refs'
 import type { Workspace } from '../store/workspace'

@@ -5,11 +5,11 @@
  * attempt's notch. Read from git, the journal and `remote/push.json`; no server needed. Invariant: an
  * agent's totals are the sums of its step rows (report/steps), so both pages say the same.
  */
-import { dispatchOf } from '../../hooks/attempts/cohort'
+import { dispatchOf } from '../attempts/cohort'
 import { formatStep } from '../core/naming'
 import { readCommitInfo } from '../store/git'
 import { readRef } from '../store/git/refs'
-import { stepOfSubject } from '../record/layout'
+import { stepOfSubject } from '../core/layout'
 import type { Workspace } from '../store/workspace'
 import { readPushState } from '../remote/state'
 import { TeammateWorkspace, teammates, thisMachine } from '../remote/teammates'

@@ -5,7 +5,7 @@
  * parsed metas of committed steps kept by blob id (a blob never changes). Invariant: a blob read here is the blob
  * git holds under that id; a git that cannot answer leaves the caller to read one by one.
  */
-import { gitEnv, spawnChild } from '../spawn'
+import { gitEnv, spawnChild } from '../process/spawn'
 import type { StepMeta } from '../../generated/meta'
 
 /** Below this many blobs, one-by-one reads are cheaper than starting git. */

@@ -1,10 +1,10 @@
 /**
  * A cohort as rows (`holdfast cohort`, the view's cohort page): the attempts hanging on one notch,
- * derived from the refs by hooks/attempts/cohort (no registry), each with its role, model, stop
+ * derived from the refs by proxy/attempts/cohort (no registry), each with its role, model, stop
  * reason, tokens, cost, time and answer. Invariant: a member whose first step is not answered yet
  * is listed with nulls (pending), never left out.
  */
-import { cohortOf } from '../../hooks/attempts/cohort'
+import { cohortOf } from '../attempts/cohort'
 import type { Usage } from '../../generated/meta'
 import type { Workspace } from '../store/workspace'
 import { NotFound } from './lookup'

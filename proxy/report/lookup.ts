@@ -3,7 +3,7 @@
  * the web view. Invariant: an unknown workspace or agent is refused the same way everywhere (a
  * `NotFound` whose one sentence names what exists), and looking never creates anything.
  */
-import { journalAgents } from '../record/journal-read'
+import { journalAgents } from '../record/journal/reader'
 import { journalOf } from '../record/read'
 import { listRefs } from '../store/git/refs'
 import { assertName } from '../core/naming'

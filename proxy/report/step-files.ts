@@ -9,7 +9,7 @@ import { readStepFile } from '../record/read'
 import { readRef } from '../store/git/refs'
 import type { Workspace } from '../store/workspace'
 import { catBlobs, lsFiles } from './blobs'
-import { agentStepsPath } from '../record/layout'
+import { agentStepsPath } from '../core/layout'
 
 export interface StepFiles {
   file(n: number, name: string): Promise<Buffer | undefined>

@@ -7,8 +7,8 @@
  */
 import type { StepMeta } from '../../generated/meta'
 import { formatStep } from '../core/naming'
-import { META_FILE, agentStepsPath, stepTreePath } from '../record/layout'
-import { whyMissing } from '../record/quarantine'
+import { META_FILE, agentStepsPath, stepTreePath } from '../core/layout'
+import { whyMissing } from '../record/recover/quarantine'
 import { listSteps, readStepMeta, type StepRef } from '../record/read'
 import { listDir, readFileAt } from '../store/git'
 import { getTree } from '../store/git/read'

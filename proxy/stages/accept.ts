@@ -11,7 +11,7 @@ import { sanitizeHeaders } from '../core/headers'
 import type { JsonObject } from '../core/json'
 import { readRequest } from '../core/record'
 import { MAX_NESTING, scanTopLevel, type ScannedTop } from '../core/splice'
-import type { Dialect } from '../dialects/types'
+import type { Dialect } from '../core/dialect'
 import type { RequestFacts } from '../../plugins/runner'
 
 /** What the server hands over: the addressed endpoint, its request head, and a reader of its body. */

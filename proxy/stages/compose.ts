@@ -14,7 +14,7 @@ import { applyEdits, jsonBytes, type ScannedTop, toolsEdit } from '../core/splic
 import type { Change } from '../../generated/meta'
 import type { Identified } from '../../plugins/runner'
 import { readLoadedSet } from '../store/loaded-sets'
-import type { ServerContext } from '../context'
+import type { ServerContext } from '../live/context'
 import type { Accepted } from './accept'
 import type { Route } from './resolve'
 

@@ -7,7 +7,7 @@
  */
 import type { CommitJob } from '../record'
 import type { AnswerBytes, FinishJob, FinishSummary } from '../record/finish'
-import type { ServerContext } from '../context'
+import type { ServerContext } from '../live/context'
 import type { Forwarded } from './forward'
 import type { Recorded } from './record'
 

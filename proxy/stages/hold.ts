@@ -9,10 +9,10 @@ import { hold as applyHold, type HoldVerdict, type PreviousStep, RecordFault } f
 import { withHistoryClosed } from '../core/history-closure'
 import type { Json, JsonObject } from '../core/json'
 import type { ScannedTop } from '../core/splice'
-import type { Dialect } from '../dialects/types'
+import type { Dialect } from '../core/dialect'
 import type { Change } from '../../generated/meta'
 import type { Identified } from '../../plugins/runner'
-import type { ServerContext } from '../context'
+import type { ServerContext } from '../live/context'
 import type { Accepted } from './accept'
 import type { Composition } from './compose'
 

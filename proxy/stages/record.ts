@@ -5,8 +5,8 @@
  * the agent's critical section (pipeline), so numbers are contiguous and commits chained in order.
  */
 import type { Identified } from '../../plugins/runner'
-import type { AgentState } from '../agents'
-import type { ServerContext } from '../context'
+import type { AgentState } from '../live/agents'
+import type { ServerContext } from '../live/context'
 import { type CommitJob, type JournalEntry, sendMeta, type StepMeta } from '../record'
 import type { FinishSummary } from '../record/finish'
 import type { Accepted } from './accept'

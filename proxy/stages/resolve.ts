@@ -16,9 +16,9 @@ import type { RouteView } from '../../plugins/api'
 import type { ProviderRow } from '../store/config'
 import { readRef } from '../store/git/refs'
 import { agentRef, configRef, DEFAULT_LINEAGE } from '../store/home'
-import type { ServerContext } from '../context'
-import { requireRowToken } from '../access'
-import { rowKey, upstreamUrl } from '../upstream'
+import type { ServerContext } from '../live/context'
+import { requireRowToken } from '../http/access'
+import { rowKey, upstreamUrl } from '../http/upstream'
 import type { Accepted } from './accept'
 
 /** resolve's value: where the step goes, and what the route changes in the body. */

@@ -7,15 +7,15 @@
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import { assertName, parseStep } from '../core/naming'
-import { type HookInstall, installHooks } from '../../hooks/install'
+import { type HookInstall, installHooks } from './hook-install'
 import { openRepo, type Repo } from './git/repo'
 import { clearStaleLocks, readRef } from './git/refs'
 import { initRepo, listDir } from './git'
-import { type Committed, commitSteps, type StepToCommit } from '../record/step-commits'
+import { type Committed, commitSteps, type StepToCommit } from '../record/commit/step-commits'
 import { agentRef, DEFAULT_LINEAGE, homePaths } from './home'
 import { fsyncDir, fsyncTree } from './atomic'
 import path from 'node:path'
-import { agentStepsPath } from '../record/layout'
+import { agentStepsPath } from '../core/layout'
 
 export const STARTER_PROVIDERS_YAML = `# Roles for this workspace: a request whose model (or x-holdfast-role header) names a role
 # is routed to that role's provider row (declared in holdfast.yaml) with that role's model.
@@ -27,7 +27,7 @@ export class Workspace {
   readonly repo: Repo
   readonly journalDir: string
   private ready: Promise<void> | undefined
-  /** What `ensure()` did with the repository's git hook (hooks/install.ts). */
+  /** What `ensure()` did with the repository's git hook (proxy/store/hook-install.ts). */
   hookInstall: HookInstall | undefined
 
   constructor(

@@ -8,7 +8,7 @@
  * (`caller`), from its next turn; a refusal is `is_error: true`.
  */
 import { isObject, type Json, type JsonObject } from '../core/json'
-import type { Dialect } from '../dialects/types'
+import type { Dialect } from '../core/dialect'
 import { getClient, listClients, loadTools, unloadTools, type Act } from './acts'
 import { refusal, type ToolHosts, type ToolResult } from './hosts'
 import { type Caller, loadedForModel, ROUTING_CALLER, unloadedForModel } from '../core/tool-sentences'

@@ -14,7 +14,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Client as ClientSpec } from '../../generated/holdfast'
-import type { Logger } from '../log'
+import type { Logger } from '../process/log'
 import { classify, describe, HostFailure, openTransport, type Transport } from './transports'
 
 export { HostFailure }

@@ -9,7 +9,7 @@ import type { AdvertisedTool } from '../core/loaded-set'
 import type { Json } from '../core/json'
 import * as say from '../core/tool-sentences'
 import type { Client as ClientSpec } from '../../generated/holdfast'
-import type { Logger } from '../log'
+import type { Logger } from '../process/log'
 import type { HoldfastConfig } from '../store/config'
 import {
   mapAdvertisement,

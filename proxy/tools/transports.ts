@@ -5,14 +5,14 @@
  * name, never mixed into holdfast's stdout. Streamable HTTP: the configured headers on every
  * request, and a POST answer stream cut short is reported (see ./cut-streams).
  */
-import { childEnv } from '../spawn'
+import { childEnv } from '../process/spawn'
 import readline from 'node:readline'
 import { Readable } from 'node:stream'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { Client as ClientSpec, McpHttp, McpStdio } from '../../generated/holdfast'
-import type { Logger } from '../log'
+import type { Logger } from '../process/log'
 import { fetchNoticingCuts } from './cut-streams'
 
 export type Transport = StdioClientTransport | StreamableHTTPClientTransport

@@ -7,7 +7,7 @@
  * changed with its sizes, never silently skipped.
  */
 import { isObject, type Json, type JsonObject, sameIgnoringCacheControl } from '../core/json'
-import type { Dialect } from '../dialects/types'
+import type { Dialect } from '../core/dialect'
 
 export interface DiffLine {
   op: 'same' | 'add' | 'del'

@@ -1,20 +1,20 @@
 /**
  * Fork from here: the step page's form (roles declared at the step's followed config, read there as
  * `holdfast roles` and the dispatcher read them, so the model shown is the model that will run; a
- * goal; skills from the pool) and its firing, which is `holdfast attempt`'s own (hooks/attempts:
+ * goal; skills from the pool) and its firing, which is `holdfast attempt`'s own (proxy/attempts:
  * fireCohort, each attempt an ops-log row). Invariant: the page answers once every attempt was
  * refused or has its child; the answers land on the cohort page as they are committed.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { type AttemptEvent, fireCohort } from '../../hooks/attempts/fire'
+import { type AttemptEvent, fireCohort } from '../attempts/fire'
 import { formatStep } from '../core/naming'
 import { type RolesReport, rolesAt } from '../report/roles'
 import { readCommitInfo } from '../store/git'
 import { readRef } from '../store/git/refs'
 import { agentRef } from '../store/home'
 import { stepCommit } from '../store/git/notch'
-import { stepOfSubject } from '../record/layout'
+import { stepOfSubject } from '../core/layout'
 import type { HoldfastConfig } from '../store/config'
 import type { ConfigReader } from '../store/config/lineage'
 import type { Workspace } from '../store/workspace'

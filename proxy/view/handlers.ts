@@ -6,7 +6,7 @@
  */
 import type http from 'node:http'
 import { HoldfastError } from '../core/errors'
-import type { ServerContext } from '../context'
+import type { ServerContext } from '../live/context'
 import { readStepFile } from '../record/read'
 import { existingAgent, existingWorkspace } from '../report/lookup'
 import type { Workspace } from '../store/workspace'

@@ -7,11 +7,11 @@
  */
 import type http from 'node:http'
 import { HoldfastError } from '../core/errors'
-import type { ServerContext } from '../context'
+import type { ServerContext } from '../live/context'
 import { NotFound } from '../report/lookup'
 import { configuredToken } from '../store/config'
 import { ensureTokenFile } from '../store/token'
-import { asHoldfastError } from '../respond'
+import { asHoldfastError } from '../http/respond'
 import { messagePage } from './answer'
 import { ASSETS } from './assets'
 import { crossOrigin, sessionCookie, signedIn, UsedTickets } from './auth'

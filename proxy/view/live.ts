@@ -7,7 +7,7 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type http from 'node:http'
-import type { StepCommitted } from '../context'
+import type { StepCommitted } from '../live/context'
 
 export interface Regions {
   /** Element id → its new inner markup. */

@@ -4,7 +4,7 @@
  * `undefined` (answered NOT_FOUND); a name that is not a name is refused (BAD_NAME) before any read.
  */
 import { assertName, parseStep } from '../core/naming'
-import { META_FILE, REQUEST_FILE, RESPONSE_FILES } from '../record/layout'
+import { META_FILE, REQUEST_FILE, RESPONSE_FILES } from '../core/layout'
 
 export type Route =
   | { page: 'root' }

@@ -5,9 +5,9 @@
  * agent, its subagents and side requests; not a second session's). Invariant: a committed step's
  * row is read once and kept, so a long session answers in the time of its new steps.
  */
-import type { ServerContext } from '../context'
+import type { ServerContext } from '../live/context'
 import { formatStep } from '../core/naming'
-import { META_FILE, stepTreePath } from '../record/layout'
+import { META_FILE, stepTreePath } from '../core/layout'
 import { listSteps, readStepMeta } from '../record/read'
 import { splitOf } from '../report/agents'
 import { agentsOf } from '../report/lookup'

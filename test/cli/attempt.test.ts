@@ -7,7 +7,7 @@
  */
 import { readOps } from '../../proxy/store/ops-log'
 import { git } from '../support/harness'
-import { startAttemptsProxy, WS, type AttemptsProxy } from '../hooks/attempts/proxy.support'
+import { startAttemptsProxy, WS, type AttemptsProxy } from '../proxy/attempts/proxy.support'
 import { runCli } from './inprocess.support'
 
 let a: AttemptsProxy

@@ -5,9 +5,9 @@
  * answers in full with --full, JSON with --json, and a notch that resolves to nothing refused.
  */
 import { columns } from '../../cli/cohort'
-import { fireCohort } from '../../hooks/attempts/fire'
+import { fireCohort } from '../../proxy/attempts/fire'
 import { git } from '../support/harness'
-import { startAttemptsProxy, WS, type AttemptsProxy } from '../hooks/attempts/proxy.support'
+import { startAttemptsProxy, WS, type AttemptsProxy } from '../proxy/attempts/proxy.support'
 import { runCli } from './inprocess.support'
 
 describe('columns', () => {

@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { readOps } from '../../proxy/store/ops-log'
 import { git, tempHome } from '../support/harness'
-import { startAttemptsProxy, WS, type AttemptsProxy } from '../hooks/attempts/proxy.support'
+import { startAttemptsProxy, WS, type AttemptsProxy } from '../proxy/attempts/proxy.support'
 import { runCli } from './inprocess.support'
 
 let a: AttemptsProxy

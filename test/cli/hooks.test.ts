@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { cleanup, commitObject, homeWithWorkspace, tipOf } from '../hooks/helpers'
-import { referenceTransactionScript } from '../../hooks/install'
+import { referenceTransactionScript } from '../../proxy/store/hook-install'
 import { runCli } from './inprocess.support'
 
 let home: string

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { agentsOf, existingAgent, existingWorkspace, workspacesSentence } from '../../cli/lookup'
 import { CliError } from '../../cli/output'
 import type { StepMeta } from '../../generated/meta'
-import { Journal } from '../../proxy/record/journal'
+import { Journal } from '../../proxy/record/journal/writer'
 import { casRef, readRef } from '../../proxy/store/git/refs'
 import { Workspace } from '../../proxy/store/workspace'
 

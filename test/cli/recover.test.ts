@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { Journal } from '../../proxy/record/journal'
+import { Journal } from '../../proxy/record/journal/writer'
 import { git } from '../support/harness'
 import { cleanup, homeWithWorkspace } from '../hooks/helpers'
 import { requestBytes, sentMeta } from '../proxy/record/steps.support'

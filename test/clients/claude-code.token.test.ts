@@ -9,7 +9,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { envVars, keyRows } from '../../cli/env'
-import { composeArgv } from '../../cli/run-with'
+import { composeArgv } from '../../cli/run'
 import { claudeBinary, claudeEnv, scriptedModel, startClaude, type StreamEvent } from '../support/claude-code'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import { git, startProxy, type Proxy } from '../support/harness'

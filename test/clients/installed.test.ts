@@ -216,7 +216,7 @@ describe('the installed package', () => {
       path.join(home, 'workspaces', 'proj', 'repo.git', 'hooks', 'reference-transaction'),
       'utf8',
     )
-    expect(hook).toContain(path.join(pkg, 'dist', 'cli', 'run.js'))
+    expect(hook).toContain(path.join(pkg, 'dist', 'cli', 'entry.js'))
   })
 
   it('runs the real Claude Code through `holdfast run`, starting serve for it and recording its steps', async () => {

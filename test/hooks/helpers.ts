@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import pino from 'pino'
-import type { Logger } from '../../proxy/log'
+import type { Logger } from '../../proxy/process/log'
 import { Workspace } from '../../proxy/store/workspace'
 
 export const ZERO = '0'.repeat(40)

@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { HOOK_NAME } from '../../hooks/install'
-import { GIT_LOCAL_ENV, stripGitEnv } from '../../proxy/spawn'
+import { HOOK_NAME } from '../../proxy/store/hook-install'
+import { GIT_LOCAL_ENV, stripGitEnv } from '../../proxy/process/spawn'
 import {
   cleanup,
   cloneWithProviders,

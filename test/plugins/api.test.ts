@@ -17,7 +17,7 @@ import {
 } from '../../plugins/api'
 import { exchange } from '../../plugins/exchange'
 import { runPlugin } from '../../plugins/instance'
-import { silentLogger } from '../../proxy/log'
+import { silentLogger } from '../../proxy/process/log'
 import { startServer } from '../../proxy/serve'
 import type { FakeUpstream } from '../support/fake-upstream'
 import { configFor, tempHome, writeConfig } from '../support/harness'

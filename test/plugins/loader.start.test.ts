@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs'
 import type { AnyPlugin } from '../../plugins/instance'
-import { silentLogger } from '../../proxy/log'
+import { silentLogger } from '../../proxy/process/log'
 import { startServer } from '../../proxy/serve'
 import type { FakeUpstream } from '../support/fake-upstream'
 import { configFor, tempHome, writeConfig } from '../support/harness'

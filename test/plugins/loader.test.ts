@@ -4,7 +4,7 @@
  * reload of a changed file (the old instance replaced in place, a broken change ignored); and
  * every way a plugin can fail to start, each one line naming the plugin.
  */
-import { readJournal } from '../../proxy/record/journal-read'
+import { readJournal } from '../../proxy/record/journal/reader'
 import fs from 'node:fs'
 import path from 'node:path'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'

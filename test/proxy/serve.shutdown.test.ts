@@ -9,7 +9,7 @@
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
-import { silentLogger } from '../../proxy/log'
+import { silentLogger } from '../../proxy/process/log'
 import { startServer, type RunningServer } from '../../proxy/serve'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import { configFor, git, tempHome, writeConfig } from '../support/harness'

@@ -60,7 +60,7 @@ describe('a source file and its test', () => {
   })
 
   it('names each source file without a test, with the path its test should have', () => {
-    const root = tree(['cli/why.ts', 'hooks/install.ts', 'test/hooks/install.test.ts'])
+    const root = tree(['cli/why.ts', 'proxy/store/hook-install.ts', 'test/proxy/store/hook-install.test.ts'])
     expect(check(root, {}).problems).toEqual([
       'cli/why.ts has no test (expected test/cli/why.test.ts or test/cli/why.<topic>.test.ts)',
     ])

@@ -3,7 +3,7 @@
  * started in-process on a free loopback port (or spawned, for kill -9 and CLI tests).
  * Invariant: everything a test starts is stopped by `close()`, and the temp home is removed.
  *
- * The admin surface and the MCP endpoint require the home's token (proxy/access.ts). A test's
+ * The admin surface and the MCP endpoint require the home's token (proxy/http/access.ts). A test's
  * `fetch` to those paths of a proxy started here carries it as a client of this home would (the
  * CLI reads `<home>/token`), unless the request sets `x-holdfast-token` or `authorization` itself;
  * `rawFetch` is fetch untouched, for the tests of the refusals. Provider paths get nothing added.
@@ -16,7 +16,7 @@ import readline from 'node:readline'
 import { type HoldfastConfig, parseConfig } from '../../proxy/store/config'
 import { homeToken } from '../../proxy/store/token'
 import { startServer, type RunningServer } from '../../proxy/serve'
-import { createLogger, type Logger, silentLogger } from '../../proxy/log'
+import { createLogger, type Logger, silentLogger } from '../../proxy/process/log'
 import type { AnyPlugin } from '../../plugins/instance'
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream'
 
@@ -57,7 +57,7 @@ export function knowToken(url: string, home: string): void {
 }
 
 export const REGISTER = path.join(ROOT, 'scripts', 'register.js')
-export const CLI = path.join(ROOT, 'cli', 'run.ts')
+export const CLI = path.join(ROOT, 'cli', 'entry.ts')
 
 const testLog = () =>
   process.env.HOLDFAST_TEST_LOG ? createLogger(process.env.HOLDFAST_TEST_LOG) : silentLogger()

@@ -10,7 +10,7 @@ import { DEFAULT_MAX_TOKENS, NOT_RUN } from '../../core/continuation'
 import { isObject, type Json, type JsonObject } from '../../core/json'
 import { sseEvents } from '../../core/sse'
 import { int, jsonObjectOf, streamErrorOf, turnText } from '../shared'
-import type { AnswerFacts, FirstRequestInput, Rebuilt } from '../types'
+import type { AnswerFacts, FirstRequestInput, Rebuilt } from '../../core/dialect'
 
 function usageOf(u: JsonObject): Usage {
   return {

@@ -21,7 +21,7 @@ import {
   obj,
   str,
 } from '../shared'
-import type { Dialect, Facets, RowFamily } from '../types'
+import type { Dialect, Facets, RowFamily } from '../../core/dialect'
 import { answerFacts, firstRequest, rebuildReply } from './answer'
 
 /** A string content as the one text block it stands for; arrays as they are; anything else as given. */

@@ -11,7 +11,7 @@ import { DEFAULT_MAX_TOKENS, NOT_RUN } from '../../core/continuation'
 import { isObject, type Json, type JsonObject } from '../../core/json'
 import { sseEvents } from '../../core/sse'
 import { arrayOf, int, jsonObjectOf, streamErrorOf, turnText } from '../shared'
-import type { AnswerFacts, FirstRequestInput, Rebuilt } from '../types'
+import type { AnswerFacts, FirstRequestInput, Rebuilt } from '../../core/dialect'
 
 function usageOf(u: JsonObject): Usage {
   const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {}

@@ -23,7 +23,7 @@ import {
   obj,
   str,
 } from '../shared'
-import type { Dialect, Facets, RowFamily } from '../types'
+import type { Dialect, Facets, RowFamily } from '../../core/dialect'
 import { answerFacts, firstRequest, rebuildReply } from './answer'
 
 /** Rows with `dialect: openai`: their base URL carries `/v1` already; a row's key is a bearer token. */

@@ -13,7 +13,7 @@ import { DEFAULT_MAX_TOKENS, NOT_RUN } from '../../core/continuation'
 import { isObject, type Json, type JsonObject } from '../../core/json'
 import { sseEvents } from '../../core/sse'
 import { arrayOf, int, jsonObjectOf, turnText } from '../shared'
-import type { AnswerFacts, FirstRequestInput, Rebuilt } from '../types'
+import type { AnswerFacts, FirstRequestInput, Rebuilt } from '../../core/dialect'
 import { inputItems, userMessage } from './items'
 
 /** Events whose `response` is the final response object. */

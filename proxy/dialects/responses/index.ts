@@ -24,7 +24,7 @@ import {
   orNull,
   str,
 } from '../shared'
-import type { Dialect, Facets } from '../types'
+import type { Dialect, Facets } from '../../core/dialect'
 import { answerFacts, firstRequest, rebuildReply } from './answer'
 import { asCached, headOf, inputItems, isMessage, partsOf, systemEnd } from './items'
 

@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv'
-import { PACKAGE_ROOT } from '../../package-root'
+import { PACKAGE_ROOT } from '../../process/package-root'
 
 export const SCHEMAS_DIR = path.join(PACKAGE_ROOT, 'schemas')
 export const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false })

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { stepOfSubject } from '../../record/layout'
+import { stepOfSubject } from '../../core/layout'
 import { formatStep } from '../../core/naming'
 import git from 'isomorphic-git'
 import { resetPackCache, type Repo } from './repo'

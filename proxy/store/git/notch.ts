@@ -4,7 +4,7 @@
  * is carried as the resolved commit id (refs move); only a clean start keeps `config/<name>`.
  */
 import { formatStep } from '../../core/naming'
-import { stepOfSubject } from '../../record/layout'
+import { stepOfSubject } from '../../core/layout'
 import { readCommitInfo, resolveRevision } from '.'
 import type { Repo } from './repo'
 import { readRef } from './refs'

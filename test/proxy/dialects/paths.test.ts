@@ -4,7 +4,7 @@
  */
 import { anthropic, openai } from '../../../proxy/dialects'
 import { pathsOf } from '../../../proxy/dialects/paths'
-import type { Dialect } from '../../../proxy/dialects/types'
+import type { Dialect } from '../../../proxy/core/dialect'
 
 /** A dialect served at `/api/chat` with pass-through under `/api/` (its name borrowed: names come from the schema). */
 const local: Dialect = {

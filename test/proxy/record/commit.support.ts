@@ -6,7 +6,7 @@
 import type { StepMeta } from '../../../generated/meta'
 import type { FinishJob } from '../../../proxy/record/finish'
 import type { CommitJob } from '../../../proxy/record'
-import { Journal } from '../../../proxy/record/journal'
+import { Journal } from '../../../proxy/record/journal/writer'
 import { homePaths } from '../../../proxy/store/home'
 
 export const MODEL = 'claude-sonnet-4-5'

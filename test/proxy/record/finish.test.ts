@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { answerBytes, finishStep, type FinishJob } from '../../../proxy/record/finish'
-import { Journal } from '../../../proxy/record/journal'
+import { Journal } from '../../../proxy/record/journal/writer'
 import type { StepMeta } from '../../../generated/meta'
 import { tempHome } from '../../support/harness'
 

@@ -8,7 +8,7 @@
  * branch did since; what a step holds under a name is told apart (file, directory, nothing).
  */
 import fs from 'node:fs'
-import { Journal } from '../../../proxy/record/journal'
+import { Journal } from '../../../proxy/record/journal/writer'
 import {
   committedKind,
   journalFiles,

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { readJournal } from '../../../proxy/record/journal-read'
+import { readJournal } from '../../../proxy/record/journal/reader'
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'
 import { configFor, eventually, spawnServe, tempHome, writeConfig, type Spawned } from '../../support/harness'
 import {

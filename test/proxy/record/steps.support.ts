@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import type { StepMeta } from '../../../generated/meta'
 import { formatStep } from '../../../proxy/core/naming'
 import { agentRef } from '../../../proxy/store/home'
-import { stepTreePath } from '../../../proxy/record/layout'
+import { stepTreePath } from '../../../proxy/core/layout'
 import { Workspace } from '../../../proxy/store/workspace'
 
 export const MODEL = 'claude-sonnet-4-5'

@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { eventually, git, startProxy, tempHome, type Proxy } from '../../support/harness'
-import { silentLogger } from '../../../proxy/log'
+import { silentLogger } from '../../../proxy/process/log'
 import { Pusher } from '../../../proxy/remote/pusher'
 import {
   bareRepo,

@@ -1,8 +1,8 @@
 /** report/agents: an agent's row sums its step records; an attempt's notch is found from its dispatch commit, and a plain agent has none. */
-import { fireCohort } from '../../../hooks/attempts/fire'
+import { fireCohort } from '../../../proxy/attempts/fire'
 import { agentRow, attemptOrigin, workspaceAgentRows } from '../../../proxy/report/agents'
 import { Workspace } from '../../../proxy/store/workspace'
-import { startAttemptsProxy, WS, type AttemptsProxy } from '../../hooks/attempts/proxy.support'
+import { startAttemptsProxy, WS, type AttemptsProxy } from '../attempts/proxy.support'
 
 let a: AttemptsProxy
 let child: string

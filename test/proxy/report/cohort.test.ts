@@ -1,9 +1,9 @@
 /** report/cohort: a cohort's rows are its attempts with their role, model, usage and answer; a notch that resolves to nothing is a NotFound. */
-import { fireCohort } from '../../../hooks/attempts/fire'
+import { fireCohort } from '../../../proxy/attempts/fire'
 import { cohortReport } from '../../../proxy/report/cohort'
 import { NotFound } from '../../../proxy/report/lookup'
 import { Workspace } from '../../../proxy/store/workspace'
-import { startAttemptsProxy, WS, type AttemptsProxy } from '../../hooks/attempts/proxy.support'
+import { startAttemptsProxy, WS, type AttemptsProxy } from '../attempts/proxy.support'
 
 let a: AttemptsProxy
 beforeAll(async () => {

@@ -3,7 +3,7 @@
  * cohorts of its notches — that references nothing outside itself; an agent's export keeps that
  * agent and what hangs under it.
  */
-import { fireCohort } from '../../../hooks/attempts/fire'
+import { fireCohort } from '../../../proxy/attempts/fire'
 import { exportHtml } from '../../../proxy/view/export'
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'
 import { startProxy, type Proxy } from '../../support/harness'

@@ -6,7 +6,7 @@
 import { hasSubscribers } from 'node:diagnostics_channel'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { stepCommitted } from '../../../proxy/context'
+import { stepCommitted } from '../../../proxy/live/context'
 import { liveStream } from '../../../proxy/view/live'
 import { eventually } from '../../support/harness'
 

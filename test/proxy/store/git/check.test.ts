@@ -10,7 +10,7 @@ import path from 'node:path'
 import { checkPacks, checkTips, packProblem } from '../../../../proxy/store/git/check'
 import { readRef } from '../../../../proxy/store/git/refs'
 import { resetPackCache } from '../../../../proxy/store/git/repo'
-import { commitSteps, type StepToCommit } from '../../../../proxy/record/step-commits'
+import { commitSteps, type StepToCommit } from '../../../../proxy/record/commit/step-commits'
 import { configRepo, git, packFiles } from '../git.support'
 
 let dir: string

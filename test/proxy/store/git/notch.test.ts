@@ -9,7 +9,7 @@ import { commitFiles } from '../../../../proxy/store/git'
 import type { Repo } from '../../../../proxy/store/git/repo'
 import { casRef } from '../../../../proxy/store/git/refs'
 import { resolveNotch, stepCommit } from '../../../../proxy/store/git/notch'
-import { commitSteps } from '../../../../proxy/record/step-commits'
+import { commitSteps } from '../../../../proxy/record/commit/step-commits'
 import { git, configRepo } from '../git.support'
 
 let dir: string
