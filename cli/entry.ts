@@ -1,4 +1,4 @@
-export {} // a module (cli/run.ts imports it when it is run as the entry point)
+export {} // a module, not a script (isolatedModules)
 // Entry point: `node dist/cli/entry.js …` (bin/holdfast.js) or, in tests, through the swc register hook.
 // `holdfast statusline` skips the command program: Claude Code runs it after every message.
 const argv = process.argv

@@ -195,8 +195,3 @@ export function registerRun(program: Command): void {
       },
     )
 }
-
-// Hooks an older holdfast installed exec `dist/cli/run.js` as the entry point (it was, before the
-// entry moved to cli/entry.ts); run as a program, this module is that entry, so such a hook keeps
-// validating config updates until `serve` rewrites it at its next start.
-if (require.main === module) void import('./entry')

@@ -264,17 +264,3 @@ describe('composeArgv', () => {
     expect(composeArgv(['node', 'x.js'], base, undefined, true)).toEqual(['node', 'x.js'])
   })
 })
-
-describe('the module of the run command, run as a program', () => {
-  it('is the entry point, so a hook an older holdfast baked with cli/run still runs holdfast', async () => {
-    const { execFile } = await import('node:child_process')
-    const { promisify } = await import('node:util')
-    const out = await promisify(execFile)(
-      process.execPath,
-      ['-r', path.join(ROOT, 'scripts', 'register.js'), path.join(ROOT, 'cli', 'run.ts'), '--version'],
-      { cwd: ROOT, timeout: 60_000 },
-    )
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
-    expect(out.stdout.trim()).toBe(pkg.version)
-  })
-})
