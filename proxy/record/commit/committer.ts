@@ -9,9 +9,10 @@
 import path from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { CommitFault, CommitReply, CommitRequest, CommitWorkerData, WorkerMemory } from './worker'
-import { maintain } from '../../store/git/merge'
+import { maintain } from '../../store/git'
 import { IDLE_COLLECT_MS } from '../../process/idle-collect'
 import { type CommitJob, finishedHalf, recordFiles } from './job'
+import { commitStep } from './step-commits'
 import { type FinishSummary, summaryOf } from '../finish'
 import { Workspace } from '../../store/workspace'
 import { SOURCE_REGISTER } from '../../process/package-root'
@@ -57,12 +58,11 @@ export class InlineCommitter implements Committer {
     const finished = finishedHalf(job)
     options.onFinished?.(summaryOf(finished.meta))
     return w.lock.run(() =>
-      workspace.commitStep({
-        agent: job.agent,
-        n: job.n,
-        model: job.model,
-        files: recordFiles(job, finished),
-      }),
+      commitStep(
+        workspace.repo,
+        { agent: job.agent, n: job.n, model: job.model, files: recordFiles(job, finished) },
+        workspace.options,
+      ),
     )
   }
   async maintain(home: string, ws: string): Promise<void> {

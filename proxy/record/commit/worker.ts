@@ -12,11 +12,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { IDLE_COLLECT_MS, IdleCollector } from '../../process/idle-collect'
-import { retired } from '../../store/git/chain'
-import { dropPackBytes } from '../../store/git/repo'
-import { maintain } from '../../store/git/merge'
+import { dropPackBytes, maintain, retired } from '../../store/git'
 import { isTransientFault } from '../../store/faults'
-import type { StepToCommit } from './step-commits'
+import { commitSteps, type StepToCommit } from './step-commits'
 import { Workspace } from '../../store/workspace'
 import { type CommitJob, finishedHalf, recordFiles } from './job'
 import { type Finished, type FinishSummary, summaryOf } from '../finish'
@@ -182,7 +180,7 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
     let done
     q.writing = batch.length
     try {
-      done = await q.ws.commitSteps(steps)
+      done = await commitSteps(q.ws.repo, steps, q.ws.options)
     } catch (err) {
       q.writing = 0
       if (isTransientFault(err)) {

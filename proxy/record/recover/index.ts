@@ -15,7 +15,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { checkName, formatStep } from '../../core/naming'
 import type { HoldfastConfig } from '../../store/config'
-import type { StepToCommit } from '../commit/step-commits'
+import { commitSteps, type StepToCommit } from '../commit/step-commits'
 import type { Workspace } from '../../store/workspace'
 import type { Logger } from '../../process/log'
 import { type CommitJob, recordFiles } from '../commit/job'
@@ -36,8 +36,8 @@ import {
   type MovedPack,
   type MovedRef,
   type Rewound,
-} from '../../store/git/check'
-import { RESPONSE_TEXT, META_FILE } from '../../core/layout'
+} from '../../store/git'
+import { AGENTS_PREFIX, RESPONSE_TEXT, META_FILE } from '../../core/layout'
 import {
   keepDamage,
   type KeptDamage,
@@ -205,7 +205,7 @@ export async function recoverWorkspace(
   await ws.clearStaleLocks()
   const rewound = await checkTips(ws.repo, path.join(aside, 'refs'))
   for (const r of rewound) {
-    const agent = r.ref.slice('refs/heads/agents/'.length)
+    const agent = r.ref.slice(AGENTS_PREFIX.length)
     if (r.lost) reserveLost(ws, agent, r.lost.from, r.lost.to, r.reason)
   }
   const out: Recovery = {
@@ -253,13 +253,13 @@ export async function recoverWorkspace(
     }))
   let failed: Map<string, Error>
   try {
-    failed = (await ws.commitSteps(filesOf([...jobsByAgent.values()].flat()))).failed
+    failed = (await commitSteps(ws.repo, filesOf([...jobsByAgent.values()].flat()), ws.options)).failed
   } catch {
     // One agent's entry spoiled the shared pack (or the disk refused it): commit agent by agent.
     failed = new Map()
     for (const [agent, jobs] of jobsByAgent) {
       try {
-        for (const [a, e] of (await ws.commitSteps(filesOf(jobs))).failed) failed.set(a, e)
+        for (const [a, e] of (await commitSteps(ws.repo, filesOf(jobs), ws.options)).failed) failed.set(a, e)
       } catch (err) {
         failed.set(agent, err instanceof Error ? err : new Error(String(err)))
       }
@@ -364,7 +364,7 @@ export async function recoverQuarantine(ws: Workspace): Promise<{ brought: Broug
       model: modelOf(entry.files),
       files: entry.files,
     }))
-    const r = await ws.commitSteps(steps)
+    const r = await commitSteps(ws.repo, steps, ws.options)
     const err = r.failed.get(to)
     if (err) {
       refused.push(`${to}: ${err.message}`)

@@ -9,6 +9,7 @@
  */
 import fs, { promises as fsp } from 'node:fs'
 import * as path from 'node:path'
+import { COMMIT_AUTHOR } from '../../core/layout'
 import { isRefComponent } from '../../core/naming'
 import type { Repo } from './repo'
 import { fsyncDir } from '../atomic'
@@ -220,7 +221,7 @@ export async function casRef(
 }
 
 const ZERO_OID = '0'.repeat(40)
-const REFLOG_WHO = 'holdfast <holdfast@localhost>'
+const REFLOG_WHO = `${COMMIT_AUTHOR.name} <${COMMIT_AUTHOR.email}>`
 
 /**
  * Append one line to `logs/<ref>` in git's reflog format (`git reflog <ref>` reads it): the old
