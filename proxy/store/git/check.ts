@@ -15,7 +15,8 @@ import { AGENTS_PREFIX, stepOfSubject } from '../../core/layout'
 import { formatStep } from '../../core/naming'
 import git from 'isomorphic-git'
 import { resetPackCache, type Repo } from './repo'
-import { appendReflog, casRef, deleteRef, listRefs, readReflog } from './refs'
+import { appendReflog, readReflog } from './reflog'
+import { casRef, deleteRef, listRefs } from './refs'
 
 /** A pack (or index) moved aside, and why. */
 export interface MovedPack {
