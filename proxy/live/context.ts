@@ -79,6 +79,7 @@ export class ServerContext {
     readonly committer: Committer = new WorkerCommitter(
       idleCollectMs(config),
       config.journal?.fsync === true,
+      log,
     ),
   ) {
     this.holdTtlMs = config.hold?.ttl_ms ?? CACHE_TTL_MS
