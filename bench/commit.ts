@@ -19,9 +19,12 @@ const ROOT = process.env.HOLDFAST_BENCH_ROOT ?? path.join(__dirname, '..')
 const [N, A, B] = [2000, 32, 32].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number]
 
 interface Workspace {
+  repo: unknown
   ensure(): Promise<void>
-  commitSteps(steps: readonly StepToCommit[]): Promise<unknown>
+  /** An older build's: its Workspace committed. */
+  commitSteps?(steps: readonly StepToCommit[]): Promise<unknown>
 }
+type CommitSteps = (repo: unknown, steps: readonly StepToCommit[]) => Promise<unknown>
 
 async function main(): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -32,6 +35,16 @@ async function main(): Promise<void> {
   try {
     const ws = new Workspace(home, 'bench')
     await ws.ensure()
+    // This build commits through record/commit (an older one's Workspace did it itself).
+    const commit: (steps: readonly StepToCommit[]) => Promise<unknown> = ws.commitSteps
+      ? (steps) => (ws.commitSteps as NonNullable<Workspace['commitSteps']>).call(ws, steps)
+      : (() => {
+          // eslint-disable-next-line @typescript-eslint/no-require-imports
+          const m = require(path.join(ROOT, 'dist', 'proxy', 'record', 'commit', 'step-commits')) as {
+            commitSteps: CommitSteps
+          }
+          return (steps) => m.commitSteps(ws.repo, steps)
+        })()
     const filler = 'lorem ipsum dolor sit amet '.repeat(400).slice(0, 10_000)
     const next = new Map<string, number>()
     const step = (i: number): StepToCommit => {
@@ -52,11 +65,11 @@ async function main(): Promise<void> {
       }
     }
     const batch = (from: number): StepToCommit[] => Array.from({ length: B }, (_, k) => step(from + k))
-    for (let i = 0; i < 64; i += B) await ws.commitSteps(batch(i)) // warm
+    for (let i = 0; i < 64; i += B) await commit(batch(i)) // warm
     const heap = process.env.HOLDFAST_BENCH_HEAP ? await sampling() : undefined
     const cpu0 = process.cpuUsage()
     const t0 = performance.now()
-    for (let i = 0; i < N; i += B) await ws.commitSteps(batch(i))
+    for (let i = 0; i < N; i += B) await commit(batch(i))
     const cpu = process.cpuUsage(cpu0)
     if (heap) process.stdout.write(await heap(N, 'step'))
     const per = (us: number): string => (us / 1000 / N).toFixed(3)

@@ -13,6 +13,7 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import readline from 'node:readline'
+import { agentRef } from '../proxy/core/layout'
 import { startFakeUpstream } from '../test/support/fake-upstream'
 
 const ROOT = path.join(__dirname, '..')
@@ -92,7 +93,7 @@ function committed(repo: string, agent: string): Committed[] {
   const known = seen.get(agent) ?? []
   let names: string[]
   try {
-    names = git(repo, 'ls-tree', '--name-only', `refs/heads/agents/${agent}`, `steps/${agent}/`)
+    names = git(repo, 'ls-tree', '--name-only', agentRef(agent), `steps/${agent}/`)
       .toString()
       .trim()
       .split('\n')

@@ -257,14 +257,16 @@ async function roleResolution(): Promise<string[]> {
   const { Workspace } = await import('../proxy/store/workspace')
   const { ConfigReader } = await import('../proxy/store/config/lineage')
   const { setRole } = await import('../proxy/store/config/edit')
-  const { readRef } = await import('../proxy/store/git/refs')
+  const { readRef } = await import('../proxy/store/git')
+  const { agentRef } = await import('../proxy/core/layout')
+  const { commitSteps } = await import('../proxy/record/commit/step-commits')
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-bench-roles-'))
   const ws = new Workspace(home, 'bench')
   await ws.ensure()
   const rows = { anthropic: { dialect: 'anthropic' as const, base_url: 'http://127.0.0.1:9' } }
   await setRole(ws.repo, 'default', 'reviewer', { provider: 'anthropic', model: 'm1' }, rows)
   const reader = new ConfigReader(ws.repo)
-  const tip = async (): Promise<string | undefined> => readRef(ws.repo, 'refs/heads/agents/a')
+  const tip = async (): Promise<string | undefined> => readRef(ws.repo, agentRef('a'))
   const timed = async (): Promise<{ warm: number; moved: number }> => {
     const warm: number[] = []
     for (let i = 0; i < 200; i++) {
@@ -286,12 +288,12 @@ async function roleResolution(): Promise<string[]> {
       'request.json': Buffer.from(JSON.stringify({ n, pad: 'x'.repeat(4000) })),
     },
   })
-  await ws.commitSteps([step(1)])
+  await commitSteps(ws.repo, [step(1)])
   const at1 = await timed()
   for (let n = 2; n <= 500; n += 50) {
     const batch = []
     for (let k = n; k < n + 50 && k <= 500; k++) batch.push(step(k))
-    await ws.commitSteps(batch)
+    await commitSteps(ws.repo, batch)
   }
   const at500 = await timed()
   fs.rmSync(home, { recursive: true, force: true })

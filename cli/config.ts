@@ -10,12 +10,13 @@ import { loadConfig } from '../proxy/store/config'
 import { readLineage, removeRole, setRole } from '../proxy/store/config/edit'
 import { DEFAULT_LINEAGE, resolveHome } from '../proxy/store/home'
 import { renderProviders } from '../proxy/store/config/providers'
+import { hookPreparer } from '../proxy/store/hook-install'
 import { Workspace } from '../proxy/store/workspace'
 import { workspacesSentence } from './lookup'
 import { CliError, printJson } from './output'
 
 async function workspace(home: string, name: string, create: boolean): Promise<Workspace> {
-  const ws = new Workspace(home, assertName('workspace', name))
+  const ws = new Workspace(home, assertName('workspace', name), { prepare: hookPreparer() })
   if (ws.exists()) return ws
   if (!create) {
     throw new CliError(

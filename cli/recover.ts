@@ -11,6 +11,7 @@ import { loadConfig } from '../proxy/store/config'
 import { resolveHome } from '../proxy/store/home'
 import { readServeInfo, takeHomeLock } from '../proxy/store/serve-lock'
 import { homeToken } from '../proxy/store/token'
+import { hookPreparer } from '../proxy/store/hook-install'
 import { Workspace } from '../proxy/store/workspace'
 import { createLogger } from '../proxy/process/log'
 import { type Brought, describeRecovery, recoverQuarantine, recoverWorkspace } from '../proxy/record/recover'
@@ -79,7 +80,10 @@ async function locally(home: string, ws: string): Promise<{ lines: string[]; jso
   }
   try {
     const config = loadConfig(home)
-    const workspace = new Workspace(home, ws, { durable: config.journal?.fsync === true })
+    const workspace = new Workspace(home, ws, {
+      durable: config.journal?.fsync === true,
+      prepare: hookPreparer(),
+    })
     if (!workspace.exists()) throw new CliError(`no workspace "${ws}" in ${home}`)
     const r = await recoverWorkspace(workspace, createLogger('silent'), config.prices)
     const q = await recoverQuarantine(workspace)

@@ -14,7 +14,7 @@ import { ensureTokenFile, exposedSecrets, newToken } from './store/token'
 import { listWorkspaces, Workspace } from './store/workspace'
 import { configWarnings } from './store/config/lineage'
 import { syncRegistrations } from './tools/registration'
-import { logHookInstall } from './store/hook-install'
+import { hookPreparer } from './store/hook-install'
 import { isLoopbackBind } from './http/address'
 import { ServerContext } from './live/context'
 import { Remotes } from './remote'
@@ -94,11 +94,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     for (const name of await listWorkspaces(opts.home)) {
       // A workspace that cannot be recovered is reported and skipped: it never stops serve.
       try {
-        const ws = new Workspace(opts.home, name, { durable: config.journal?.fsync === true })
-        const r = await recoverWorkspace(ws, opts.log, config.prices) // ensure() installs or refreshes the hook
+        const ws = new Workspace(opts.home, name, {
+          durable: config.journal?.fsync === true,
+          prepare: hookPreparer(opts.log), // ensure() installs or refreshes the hook
+        })
+        const r = await recoverWorkspace(ws, opts.log, config.prices)
         for (const { level, line } of describeRecovery(name, r)) opts.log[level]({ ws: name }, line)
         for (const w of r.waiting) waiting.push({ ws: name, agent: w.agent })
-        logHookInstall(opts.log, name, ws.hookInstall)
         for (const warning of await configWarnings(ws.repo, config.providers)) {
           opts.log.warn({ ws: name }, `roles: ${warning}; requests using that role are refused`)
         }

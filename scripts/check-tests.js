@@ -23,6 +23,8 @@ const COVERED_ELSEWHERE = {
     'types only (the Dialect interface); test/proxy/dialects/index.test.ts checks every dialect',
   'cli/entry.ts':
     'the entry point; every test that spawns the CLI (test/cli/main.startup.test.ts, test/cli/run.spawned.test.ts) runs through it',
+  'proxy/record/commit/messages.ts':
+    'types only (what the server and the commit worker say) and SCHEDULED; test/proxy/record/commit/committer.test.ts and worker.test.ts speak it',
   'plugins/builtin/index.ts':
     'the table of built-ins; test/plugins/builtin/claude-code.test.ts loads it by name',
 }

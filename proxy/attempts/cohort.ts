@@ -5,10 +5,8 @@
  */
 import { dialectByName } from '../dialects'
 import type { StepMeta } from '../../generated/meta'
-import { readCommitInfo } from '../store/git'
-import { listRefs } from '../store/git/refs'
-import { stepOfSubject } from '../core/layout'
-import { resolveNotch } from '../store/git/notch'
+import { listRefs, readCommitInfo, resolveNotch } from '../store/git'
+import { AGENTS_PREFIX, stepOfSubject } from '../core/layout'
 import { readStepMeta, readStepResponse } from '../record/read'
 import type { Workspace } from '../store/workspace'
 
@@ -49,8 +47,8 @@ export async function cohortOf(
 ): Promise<{ notch: string; members: Member[] }> {
   const notch = await resolveNotch(ws.repo, notchRef)
   const members: Member[] = []
-  for (const { ref, oid } of await listRefs(ws.repo, 'refs/heads/agents/')) {
-    const agent = ref.slice('refs/heads/agents/'.length)
+  for (const { ref, oid } of await listRefs(ws.repo, AGENTS_PREFIX)) {
+    const agent = ref.slice(AGENTS_PREFIX.length)
     const d = await dispatchOf(ws, agent, oid)
     if (!d || d.parent !== notch.commit) continue
     const meta = await readStepMeta(ws, agent, 1)

@@ -13,11 +13,9 @@ import { checkName } from '../core/naming'
 import { type Dialect, dialectByName } from '../dialects'
 import type { HoldfastConfig } from '../store/config'
 import { ConfigReader } from '../store/config/lineage'
-import { commitFiles } from '../store/git'
-import { casRef, readRef } from '../store/git/refs'
-import { agentRef } from '../store/home'
+import { casRef, commitFiles, type Notch, readRef, resolveNotch } from '../store/git'
+import { agentRef } from '../core/layout'
 import { readNotchStep } from '../record/read'
-import { resolveNotch, type Notch } from '../store/git/notch'
 import { Workspace } from '../store/workspace'
 
 export class DispatchRefused extends Error {

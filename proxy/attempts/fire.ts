@@ -7,7 +7,7 @@
 import { spawnChild } from '../process/spawn'
 import { dispatchArgv, type DispatchArgs, skillPin } from '../core/attempt'
 import type { HoldfastConfig } from '../store/config'
-import { resolveNotch } from '../store/git/notch'
+import { resolveNotch } from '../store/git'
 import { appendOps, type Origin } from '../store/ops-log'
 import { readServeInfo } from '../store/serve-lock'
 import { homeToken } from '../store/token'

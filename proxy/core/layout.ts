@@ -1,7 +1,8 @@
 /**
  * What a step's record looks like (DESIGN §2 "record", §3): the names of its files, where they are
- * in its agent's tree in git, and its commit's message, written and parsed here. One home for the
- * layout: the journal, the commit and every reader take it from here. Pure.
+ * in its agent's tree in git, the branch it is committed on (the ref namespace), its commit's
+ * author and message, written and parsed here. One home for the layout: the journal, the commit and
+ * every reader take it from here. Pure.
  */
 import type { StepMeta } from '../../generated/meta'
 import { formatStep, parseStep } from './naming'
@@ -10,6 +11,20 @@ export const REQUEST_FILE = 'request.json'
 export const META_FILE = 'meta.json'
 export const RESPONSE_FILES = ['response.json', 'response.sse', 'response.txt'] as const
 export type ResponseFile = (typeof RESPONSE_FILES)[number]
+
+/** Where the agents' branches are: `refs/heads/agents/<agent>` (DESIGN §2 "agent"). */
+export const AGENTS_PREFIX = 'refs/heads/agents/'
+/** The branch an agent's steps are committed on. */
+export const agentRef = (agent: string): string => `${AGENTS_PREFIX}${agent}`
+/** The agent a branch under AGENTS_PREFIX is; undefined for any other ref. */
+export function agentOfRef(ref: string): string | undefined {
+  return ref.startsWith(AGENTS_PREFIX) ? ref.slice(AGENTS_PREFIX.length) : undefined
+}
+/** Where the config lineages are: `refs/heads/config/<lineage>` (DESIGN §8). */
+export const configRef = (lineage: string): string => `refs/heads/config/${lineage}`
+
+/** Who holdfast's commits (and reflog lines) are by. */
+export const COMMIT_AUTHOR = { name: 'holdfast', email: 'holdfast@localhost' } as const
 
 /** `meta.json` as committed: indented JSON and a final newline. */
 export function metaBytes(meta: StepMeta): Buffer {

@@ -10,6 +10,7 @@ import { CACHE_TTL_MS, LONG_CACHE_TTL_MS } from '../core/hold'
 import type { HoldfastConfig } from '../store/config'
 import { type Committer, WorkerCommitter } from '../record/commit/committer'
 import { Workspace } from '../store/workspace'
+import { hookPreparer } from '../store/hook-install'
 import { ConfigReader } from '../store/config/lineage'
 import type { ToolHosts } from '../tools/hosts'
 import { PluginHost } from '../../plugins/runner'
@@ -78,6 +79,7 @@ export class ServerContext {
     readonly committer: Committer = new WorkerCommitter(
       idleCollectMs(config),
       config.journal?.fsync === true,
+      log,
     ),
   ) {
     this.holdTtlMs = config.hold?.ttl_ms ?? CACHE_TTL_MS
@@ -147,7 +149,11 @@ export class ServerContext {
   workspace(name: string): Workspace {
     let ws = this.workspaces.get(name)
     if (!ws) {
-      ws = new Workspace(this.home, name, { durable: this.config.journal?.fsync === true })
+      ws = new Workspace(this.home, name, {
+        durable: this.config.journal?.fsync === true,
+        // A workspace a first request makes gets its git hook (config commits are validated).
+        prepare: hookPreparer(this.log),
+      })
       this.workspaces.set(name, ws)
     }
     return ws

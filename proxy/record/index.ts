@@ -13,7 +13,7 @@ import { formatStep } from '../core/naming'
 import { recordParser } from '../core/record'
 import type { ScannedTop } from '../core/splice'
 import type { Dialect } from '../core/dialect'
-import type { AgentState } from '../live/agents'
+import type { Workspace } from '../store/workspace'
 import { Journal, type JournalEntry } from './journal/writer'
 import { type StepPlace } from './journal/format'
 import { readJournal, readPlaced } from './journal/reader'
@@ -33,6 +33,17 @@ export {
 } from './meta'
 export type { JournalEntry } from './journal/writer'
 export type { CommitJob } from './commit/job'
+
+/** What the record reads of an agent (live/agents' AgentState is one): record/ stands below it. */
+export interface RecordedAgent {
+  /** Its key among all a server has seen (`<ws>\0<agent>`). */
+  readonly key: string
+  readonly ws: Workspace
+  readonly name: string
+  /** The highest step on its branch. */
+  readonly committed: number
+  readonly journalDir: string
+}
 
 export class Records {
   /** The agents' previous requests, within holdfast.yaml `limits.previous_cache_bytes`. */
@@ -56,7 +67,7 @@ export class Records {
    * cannot be read back as a request (the step then goes as composed).
    */
   async previous(
-    agent: AgentState,
+    agent: RecordedAgent,
     n: number,
     dialect: Dialect,
   ): Promise<PreviousStep | RecordFault | undefined> {
@@ -112,7 +123,7 @@ export class Records {
    * keep the request as the agent's next previous. Throws RECORD_WRITE_FAILED when it cannot.
    */
   writeSend(
-    agent: AgentState,
+    agent: RecordedAgent,
     n: number,
     bytes: Buffer,
     parsed: PreviousStep['parsed'],
@@ -145,12 +156,12 @@ export class Records {
   }
 
   /** The provider answered step `n` with `status` (the hold refuses to hold after a 4xx). */
-  answered(agent: AgentState, n: number, status: number | undefined): void {
+  answered(agent: RecordedAgent, n: number, status: number | undefined): void {
     this.previousRecords.answered(agent.key, n, status)
   }
 
   /** Steps up to `n` of `agent` are committed: their journal files can go. */
-  committed(agent: AgentState, n: number): void {
+  committed(agent: RecordedAgent, n: number): void {
     const placed = this.placed.get(agent.key)
     if (placed) {
       for (const k of placed.keys()) if (k <= n) placed.delete(k)
@@ -160,7 +171,7 @@ export class Records {
   }
 
   /** Forget what is kept of an idle agent (its journal's open files, places, previous request). */
-  forget(agent: AgentState): void {
+  forget(agent: RecordedAgent): void {
     this.placed.delete(agent.key)
     this.previousRecords.forget(agent.key)
     this.journal.forget(agent.journalDir, agent.committed)

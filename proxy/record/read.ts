@@ -8,8 +8,7 @@ import fs from 'node:fs'
 import { isObject, type JsonObject } from '../core/json'
 import { formatStep, parseStep } from '../core/naming'
 import type { StepMeta } from '../../generated/meta'
-import { listDir, readFileAt } from '../store/git'
-import { readRef } from '../store/git/refs'
+import { listDir, readFileAt, readRef, type Repo } from '../store/git'
 import { type JournalStep, readJournal, segmentFiles } from './journal/reader'
 import {
   META_FILE,
@@ -20,7 +19,6 @@ import {
   agentStepsPath,
   stepTreePath,
 } from '../core/layout'
-import type { Repo } from '../store/git/repo'
 import type { Workspace } from '../store/workspace'
 
 export interface StepRef {

@@ -9,8 +9,8 @@
  */
 import { installHooks } from '../store/hook-install'
 import { isRefComponent } from '../core/naming'
-import { configRef } from '../store/home'
-import { listRefs, readRef } from '../store/git/refs'
+import { configRef } from '../core/layout'
+import { listRefs, readRef } from '../store/git'
 import type { Workspace } from '../store/workspace'
 import { failure, runGitIn } from './git'
 import { REMOTE, shownUrl, TRACKING_CONFIG_PREFIX } from './refs'

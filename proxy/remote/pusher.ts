@@ -9,8 +9,9 @@
  * (health, `holdfast agents`) is in `remote/push.json` after every push.
  */
 import type { Logger } from '../process/log'
+import { AGENTS_PREFIX } from '../core/layout'
 import { formatStep } from '../core/naming'
-import { listRefs } from '../store/git/refs'
+import { listRefs } from '../store/git'
 import type { Workspace } from '../store/workspace'
 import { failure, RemoteUrl, runGitIn } from './git'
 import {
@@ -34,7 +35,7 @@ export interface PushOptions {
   timeoutMs: number
 }
 
-const AGENTS = 'refs/heads/agents/'
+const AGENTS = AGENTS_PREFIX
 
 /** A commit waiting to be pushed: the agent's step and its commit. */
 interface Pending {

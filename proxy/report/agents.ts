@@ -7,8 +7,7 @@
  */
 import { dispatchOf } from '../attempts/cohort'
 import { formatStep } from '../core/naming'
-import { readCommitInfo } from '../store/git'
-import { readRef } from '../store/git/refs'
+import { readCommitInfo, readRef } from '../store/git'
 import { stepOfSubject } from '../core/layout'
 import type { Workspace } from '../store/workspace'
 import { readPushState } from '../remote/state'

@@ -5,7 +5,7 @@
  */
 import { journalAgents } from '../record/journal/reader'
 import { journalOf } from '../record/read'
-import { listRefs } from '../store/git/refs'
+import { listRefs } from '../store/git'
 import { assertName } from '../core/naming'
 import { listWorkspaces, Workspace } from '../store/workspace'
 import { TeammateWorkspace } from '../remote/teammates'

@@ -6,7 +6,7 @@
  */
 import { formatStep } from '../core/naming'
 import { readStepFile } from '../record/read'
-import { readRef } from '../store/git/refs'
+import { readRef } from '../store/git'
 import type { Workspace } from '../store/workspace'
 import { catBlobs, lsFiles } from './blobs'
 import { agentStepsPath } from '../core/layout'

@@ -4,7 +4,7 @@
  * tried again (the journal keeps it meanwhile); anything else is a fault of the data or of holdfast,
  * which no retry mends. Pure.
  */
-import { RefConflict, RefLocked } from './git/refs'
+import { RefConflict, RefLocked } from './git'
 
 /** errno codes a retry can outlive: space, quota, a read-only or failing disk, limits, a busy file. */
 export const TRANSIENT_CODES: ReadonlySet<string> = new Set([

@@ -29,6 +29,4 @@ export const homePaths = {
   quarantine: (home: string) => path.join(home, 'quarantine'),
 }
 
-export const agentRef = (agent: string): string => `refs/heads/agents/${agent}`
-export const configRef = (lineage: string): string => `refs/heads/config/${lineage}`
 export const DEFAULT_LINEAGE = 'default'

@@ -100,3 +100,16 @@ export function logHookInstall(
     )
   else if (r.changed) log.info({ ws, file: r.file }, 'installed the git hook')
 }
+
+/**
+ * The Workspace `prepare` edge that installs or refreshes the hook at each `ensure()`, its outcome
+ * logged (without `log`, kept quiet: the CLI's own `holdfast hooks` reports it).
+ */
+export function hookPreparer(
+  log?: Pick<Logger, 'info' | 'warn'>,
+): (ws: { home: string; name: string }) => Promise<void> {
+  return async (ws) => {
+    const r = await installHooks(ws.home, ws.name)
+    if (log) logHookInstall(log, ws.name, r)
+  }
+}

@@ -1,21 +1,18 @@
 /**
  * A workspace on disk: `<home>/workspaces/<ws>/` with its bare repository `repo.git` (HEAD →
- * `config/default`, created on first use with a starter `providers.yaml`) and its journal.
- * Invariant: a step is committed on `refs/heads/agents/<agent>` only by compare-and-swap, after
- * every earlier step of that agent; a branch is created at `config/default`'s tip.
+ * `config/default`, created on first use with a starter `providers.yaml`) and its journal's
+ * directory. Invariant: a workspace is only where a record lives and how to open it: the commit
+ * is the record's (record/commit), the git hook the caller's to install (the `prepare` edge:
+ * store/hook-install); a workspace is never removed under its handle.
  */
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
-import { assertName, parseStep } from '../core/naming'
-import { type HookInstall, installHooks } from './hook-install'
-import { openRepo, type Repo } from './git/repo'
-import { clearStaleLocks, readRef } from './git/refs'
-import { initRepo, listDir } from './git'
-import { type Committed, commitSteps, type StepToCommit } from '../record/commit/step-commits'
-import { agentRef, DEFAULT_LINEAGE, homePaths } from './home'
-import { fsyncDir, fsyncTree } from './atomic'
 import path from 'node:path'
-import { agentStepsPath } from '../core/layout'
+import { agentRef, AGENTS_PREFIX, agentStepsPath } from '../core/layout'
+import { assertName, parseStep } from '../core/naming'
+import { clearStaleLocks, initRepo, listDir, openRepo, readRef, type Repo } from './git'
+import { DEFAULT_LINEAGE, homePaths } from './home'
+import { fsyncDir, fsyncTree } from './atomic'
 
 export const STARTER_PROVIDERS_YAML = `# Roles for this workspace: a request whose model (or x-holdfast-role header) names a role
 # is routed to that role's provider row (declared in holdfast.yaml) with that role's model.
@@ -23,18 +20,26 @@ export const STARTER_PROVIDERS_YAML = `# Roles for this workspace: a request who
 roles: {}
 `
 
+export interface WorkspaceOptions {
+  /** Commits flushed to the disk before they count (holdfast.yaml `journal.fsync`). */
+  durable?: boolean
+  /**
+   * Run by each `ensure()` once the repository exists: serve and the CLI pass the git hook's
+   * installer (store/hook-install `hookPreparer`), which reports its own failures. A throw fails
+   * `ensure()` (the next call tries again).
+   */
+  prepare?: (ws: Workspace) => Promise<void>
+}
+
 export class Workspace {
   readonly repo: Repo
   readonly journalDir: string
   private ready: Promise<void> | undefined
-  /** What `ensure()` did with the repository's git hook (proxy/store/hook-install.ts). */
-  hookInstall: HookInstall | undefined
 
   constructor(
     readonly home: string,
     readonly name: string,
-    /** Commits flushed to the disk before they count (holdfast.yaml `journal.fsync`). */
-    readonly options: { durable?: boolean } = {},
+    readonly options: WorkspaceOptions = {},
   ) {
     this.repo = openRepo(homePaths.repo(home, name))
     this.journalDir = homePaths.journal(home, name)
@@ -64,8 +69,8 @@ export class Workspace {
         // sharing a remote share config history and the team's lineage fast-forwards theirs.
         timestamp: 0,
       })
-      // Install or refresh the git hook; a failure never fails the caller (serve logs it).
-      this.hookInstall = await installHooks(this.home, this.name)
+      // The caller's own setup (the git hook, installed or refreshed).
+      await this.options.prepare?.(this)
       // A workspace made in this session is on the disk before its first step counts.
       if (made && this.options.durable) {
         fsyncTree(path.dirname(this.repo.gitdir))
@@ -84,7 +89,7 @@ export class Workspace {
 
   /** Where readers find the agents' branches (a teammate's fetched agents are elsewhere: proxy/remote/teammates). */
   get agentsPrefix(): string {
-    return 'refs/heads/agents/'
+    return AGENTS_PREFIX
   }
 
   /** The branch readers read an agent's committed steps from. */
@@ -100,19 +105,6 @@ export class Workspace {
     let max = 0
     for (const e of entries ?? []) max = Math.max(max, parseStep(e.name) ?? 0)
     return max
-  }
-
-  /** Commit one step on the agent's branch; returns the commit id. */
-  async commitStep(step: StepToCommit): Promise<string> {
-    const { oids, failed } = await commitSteps(this.repo, [step], this.options)
-    const err = failed.get(step.agent)
-    if (err) throw err
-    return oids.get(`${step.agent}/${step.n}`) as string
-  }
-
-  /** Commit several steps (each agent's in step order) as one pack. */
-  commitSteps(steps: readonly StepToCommit[]): Promise<Committed> {
-    return commitSteps(this.repo, steps, this.options)
   }
 
   /** Remove lock files a crashed writer left on agent refs (only under the home lock). */

@@ -15,7 +15,7 @@ import { cacheReadShare, stepRow, type StepRow, totals } from '../report/steps'
 import type { StepMeta } from '../../generated/meta'
 import { readFileAt } from '../store/git'
 import { readRef } from '../store/git/refs'
-import { agentRef } from '../store/home'
+import { agentRef } from '../core/layout'
 import type { Workspace } from '../store/workspace'
 
 export interface StatusLine {

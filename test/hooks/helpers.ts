@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import pino from 'pino'
 import type { Logger } from '../../proxy/process/log'
+import { hookPreparer } from '../../proxy/store/hook-install'
 import { Workspace } from '../../proxy/store/workspace'
 
 export const ZERO = '0'.repeat(40)
@@ -37,7 +38,8 @@ export async function homeWithWorkspace(
   home = tempDir(),
 ): Promise<{ home: string; repo: string }> {
   fs.writeFileSync(path.join(home, 'holdfast.yaml'), ROWS_YAML)
-  const w = new Workspace(home, ws)
+  // As serve makes it: with its git hook.
+  const w = new Workspace(home, ws, { prepare: hookPreparer() })
   await w.ensure()
   return { home, repo: w.repo.gitdir }
 }

@@ -8,10 +8,17 @@
  */
 import path from 'node:path'
 import { Worker } from 'node:worker_threads'
-import type { CommitFault, CommitReply, CommitRequest, CommitWorkerData, WorkerMemory } from './worker'
-import { maintain } from '../../store/git/merge'
+import {
+  type CommitFault,
+  type CommitReply,
+  type CommitRequest,
+  type CommitWorkerData,
+  type WorkerMemory,
+} from './messages'
+import { maintain } from '../../store/git'
 import { IDLE_COLLECT_MS } from '../../process/idle-collect'
 import { type CommitJob, finishedHalf, recordFiles } from './job'
+import { commitStep } from './step-commits'
 import { type FinishSummary, summaryOf } from '../finish'
 import { Workspace } from '../../store/workspace'
 import { SOURCE_REGISTER } from '../../process/package-root'
@@ -57,12 +64,11 @@ export class InlineCommitter implements Committer {
     const finished = finishedHalf(job)
     options.onFinished?.(summaryOf(finished.meta))
     return w.lock.run(() =>
-      workspace.commitStep({
-        agent: job.agent,
-        n: job.n,
-        model: job.model,
-        files: recordFiles(job, finished),
-      }),
+      commitStep(
+        workspace.repo,
+        { agent: job.agent, n: job.n, model: job.model, files: recordFiles(job, finished) },
+        workspace.options,
+      ),
     )
   }
   async maintain(home: string, ws: string): Promise<void> {
@@ -127,11 +133,13 @@ export class WorkerCommitter implements Committer {
 
   /**
    * `idleCollectMs`: the worker's own idle collection (holdfast.yaml `limits.idle_collect_ms`);
-   * `durable`: packs and refs flushed to the disk before a commit is answered (`journal.fsync`).
+   * `durable`: packs and refs flushed to the disk before a commit is answered (`journal.fsync`);
+   * `log`: where what the worker did unasked and failed at (a scheduled merge) is said.
    */
   constructor(
     private readonly idleCollectMs = IDLE_COLLECT_MS,
     private readonly durable = false,
+    private readonly log?: { warn: (fields: Record<string, unknown>, line: string) => void },
   ) {}
 
   private ensure(): Worker {
@@ -141,6 +149,13 @@ export class WorkerCommitter implements Committer {
     const worker = new Worker(file, { execArgv, resourceLimits: WORKER_LIMITS, workerData })
     worker.on('message', (replies: CommitReply[]) => {
       for (const m of replies) {
+        if ('notice' in m) {
+          this.log?.warn(
+            { ws: m.notice.ws, err: m.notice.error },
+            `merging the packs of ${m.notice.ws} failed (${m.notice.error}); they stay as they are, and the next quiet moment tries again`,
+          )
+          continue
+        }
         const p = this.pending.get(m.id)
         if (!p) continue
         if ('summary' in m) {

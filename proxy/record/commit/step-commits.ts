@@ -5,29 +5,44 @@
  * request a delta on its previous one; the others' steps share one pack a batch. Invariant: an agent's steps are committed in the order given (the caller
  * gives them in step order), each on top of the previous; only the trees on the changed path are
  * rewritten, and the agent's own `steps/<agent>` tree (one entry per step) is kept serialized per
- * batch tip: a batch edits its own copy in place (a step is a push), never a cached one; within a
- * batch each agent tree after the first is the previous body with one entry spliced in, kept as
- * pieces of it (hashed over the whole tree, written as a delta on it, joined only when the pack
- * writes it whole). An empty batch writes nothing. Why the trees are pieced:
- * docs/architecture.md#performance-devices.
+ * batch tip (store/git/tree's GitTree): a batch edits its own copy in place (a step is a push),
+ * never a cached one; within a batch each agent tree after the first is the previous body with one
+ * entry spliced in, kept as pieces of it (hashed over the whole tree, written as a delta on it,
+ * joined only when the pack writes it whole). An empty batch writes nothing. Why the trees are
+ * pieced: docs/architecture.md#performance-devices.
  */
 import { formatStep } from '../../core/naming'
-import { stepSubject, stepOfSubject, STEPS_DIR, agentStepsPath, REQUEST_FILE } from '../../core/layout'
-import { commitTree, getTree, readCommitInfo } from '../../store/git/read'
 import {
+  agentRef,
+  agentStepsPath,
+  COMMIT_AUTHOR,
+  configRef,
+  REQUEST_FILE,
+  STEPS_DIR,
+  stepSubject,
+} from '../../core/layout'
+import {
+  casRef,
+  chainOf,
   commitBody,
-  type Edit,
+  commitTree,
   edited,
+  extendChain,
+  getTree,
   gitObject,
   type GitObject,
+  GitTree,
+  Lru,
+  readRef,
+  RefConflict,
+  type Repo,
   type Signature,
   treeBody,
-} from '../../store/git/objects'
-import { chainOf, extendChain } from '../../store/git/chain'
-import { writePack } from '../../store/git/pack'
-import { Lru, type Repo, type TreeEntry } from '../../store/git/repo'
-import { casRef, readRef, RefConflict } from '../../store/git/refs'
-import { agentRef, configRef, DEFAULT_LINEAGE } from '../../store/home'
+  type TreeEntry,
+  writePack,
+} from '../../store/git'
+import { DEFAULT_LINEAGE } from '../../store/home'
+import { findStep, knowStep, stepAt } from './step-numbers'
 
 export interface StepToCommit {
   agent: string
@@ -36,8 +51,6 @@ export interface StepToCommit {
   /** The step's files by name (`request.json`, `meta.json`, `response.*`); request.json is required. */
   files: Readonly<Record<string, Buffer>>
 }
-
-const AUTHOR = { name: 'holdfast', email: 'holdfast@localhost' }
 
 /** `items` with `name` set to a tree `oid` (added or replaced). */
 function withTree(items: readonly TreeEntry[], name: string, oid: string): TreeEntry[] {
@@ -53,94 +66,15 @@ async function subtree(repo: Repo, items: readonly TreeEntry[], name: string): P
   return [...(await getTree(repo, found.oid))]
 }
 
-/**
- * A tree kept serialized: its entries in git's order, each entry's bytes made once. A batch edits
- * its own copy in place (adding a step is a binary search and, at the end, a push), so a long
- * agent's steps directory is not copied once per step; a cached tree is never edited.
- */
-class SortedTree {
-  private constructor(
-    private readonly keys: string[],
-    private readonly lines: Buffer[],
-    /** The body's length: the sum of the lines'. */
-    private bytes: number,
-  ) {}
-
-  static of(entries: readonly TreeEntry[]): SortedTree {
-    const sorted = entries
-      .map((e) => ({ key: e.type === 'tree' ? `${e.path}/` : e.path, e }))
-      .sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)))
-    const lines = sorted.map((s) => line(s.e))
-    return new SortedTree(
-      sorted.map((s) => s.key),
-      lines,
-      lines.reduce((n, l) => n + l.length, 0),
-    )
-  }
-
-  /** A copy to edit (one per batch and agent). */
-  copy(): SortedTree {
-    return new SortedTree(this.keys.slice(), this.lines.slice(), this.bytes)
-  }
-
-  /**
-   * Set the subtree `name` to `oid`, in place; returns how the body changed. Names here are ASCII
-   * (step numbers): string order is git's byte order.
-   */
-  setTree(name: string, oid: string): Omit<Edit, 'base'> {
-    const key = `${name}/`
-    const { keys, lines } = this
-    let lo = keys.length
-    // A new step sorts last, but for the first of each longer width (1000 goes before 101).
-    if (lo > 0 && (keys[lo - 1] as string) >= key) {
-      let hi = lo
-      lo = 0
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1
-        if ((keys[mid] as string) < key) lo = mid + 1
-        else hi = mid
-      }
-    }
-    const l = line({ mode: '040000', path: name, oid, type: 'tree' })
-    let prefix = this.bytes
-    for (let i = lines.length - 1; i >= lo; i--) prefix -= (lines[i] as Buffer).length
-    const replaced = keys[lo] === key
-    const skip = replaced ? (lines[lo] as Buffer).length : 0
-    if (replaced) lines[lo] = l
-    else {
-      keys.splice(lo, 0, key)
-      lines.splice(lo, 0, l)
-    }
-    this.bytes += l.length - skip
-    return { prefix, skip, insert: l }
-  }
-
-  body(): Buffer {
-    return Buffer.concat(this.lines, this.bytes)
-  }
-}
-
-/**
- * One tree entry's bytes, in a buffer of its own: kept for as long as the tree is cached, it must
- * not pin a shared pool slab (thousands of them did, in a long run).
- */
-function line(e: TreeEntry): Buffer {
-  const head = `${e.mode.replace(/^0+/, '')} ${e.path}\0`
-  const out = Buffer.allocUnsafeSlow(Buffer.byteLength(head) + 20)
-  const at = out.write(head, 0, 'utf8')
-  out.write(e.oid, at, 'hex')
-  return out
-}
-
 /** Each repository's serialized `steps/<agent>` trees, by tree oid (a new tip's tree is added as it is made). */
-const agentTrees = new WeakMap<Repo, Lru<SortedTree>>()
+const agentTrees = new WeakMap<Repo, Lru<GitTree>>()
 
-async function agentTree(repo: Repo, oid: string | undefined): Promise<SortedTree> {
+async function agentTree(repo: Repo, oid: string | undefined): Promise<GitTree> {
   let cache = agentTrees.get(repo)
-  if (!cache) agentTrees.set(repo, (cache = new Lru<SortedTree>(256)))
-  if (oid === undefined) return SortedTree.of([])
+  if (!cache) agentTrees.set(repo, (cache = new Lru<GitTree>(256)))
+  if (oid === undefined) return GitTree.of([])
   let t = cache.get(oid)
-  if (!t) cache.set(oid, (t = SortedTree.of(await getTree(repo, oid))))
+  if (!t) cache.set(oid, (t = GitTree.of(await getTree(repo, oid))))
   return t
 }
 
@@ -199,7 +133,7 @@ async function buildAgent(
       return { mode: '100644', path: name, oid: put(o), type: 'blob' }
     })
     const stepTree = put(gitObject('tree', treeBody(files)), files)
-    const edit = agentDir.setTree(formatStep(s.n), stepTree)
+    const edit = agentDir.set({ mode: '040000', path: formatStep(s.n), oid: stepTree, type: 'tree' })
     // Each tree after the first is the one before with an entry spliced in, kept as pieces
     // (hashed whole, written as a delta, joined only when written whole).
     const agentObj = previousDir ? edited(previousDir, edit) : gitObject('tree', agentDir.body())
@@ -209,7 +143,7 @@ async function buildAgent(
     const stepsTree = put(gitObject('tree', treeBody(stepsDir)), stepsDir)
     root = withTree(root, STEPS_DIR, stepsTree)
     const rootTree = put(gitObject('tree', treeBody(root)), root)
-    const who: Signature = { ...AUTHOR, timestamp: Math.floor(Date.now() / 1000) }
+    const who: Signature = { ...COMMIT_AUTHOR, timestamp: Math.floor(Date.now() / 1000) }
     const commit = put(
       gitObject(
         'commit',
@@ -217,7 +151,7 @@ async function buildAgent(
       ),
     )
     repo.commitTrees.set(commit, rootTree)
-    stepsOf(repo).set(commit, s.n)
+    knowStep(repo, commit, s.n)
     commits.push(commit)
     parent = commit
   }
@@ -234,45 +168,6 @@ export interface Committed {
   oids: Map<string, string>
   /** Agents whose branch could not be moved (locked, or moved by someone else 4 times): none of their steps is committed. */
   failed: Map<string, Error>
-}
-
-/** Each repository's step commits' numbers, by commit id (a tip's, to know what is on its branch). */
-const commitSteps_ = new WeakMap<Repo, Lru<number>>()
-function stepsOf(repo: Repo): Lru<number> {
-  let cache = commitSteps_.get(repo)
-  if (!cache) commitSteps_.set(repo, (cache = new Lru<number>(1024)))
-  return cache
-}
-
-/**
- * The step of `agent` commit `oid` records (0 for any other commit: a dispatch, a config commit),
- * and with `withParent` its first parent. A known commit's number is not read again: the tip of
- * every batch is the commit the batch before made.
- */
-async function stepAt(
-  repo: Repo,
-  agent: string,
-  oid: string,
-  withParent = false,
-): Promise<{ n: number; parent?: string }> {
-  const known = stepsOf(repo).get(oid)
-  if (known !== undefined && (known === 0 || !withParent)) return { n: known }
-  const info = await readCommitInfo(repo, oid)
-  const s = info ? stepOfSubject(info.message) : undefined
-  const n = s && s.agent === agent ? s.n : 0
-  stepsOf(repo).set(oid, n)
-  return { n, parent: info?.parents[0] }
-}
-
-/** The commit of step `n` at or below `tip` on `agent`'s branch, walking first parents. */
-async function findStep(repo: Repo, agent: string, tip: string, n: number): Promise<string | undefined> {
-  for (let oid: string | undefined = tip, hops = 0; oid && hops < 100_000; hops++) {
-    const at = await stepAt(repo, agent, oid, true)
-    if (at.n === n) return oid
-    if (at.n < n) return undefined
-    oid = at.parent
-  }
-  return undefined
 }
 
 /**
@@ -342,4 +237,16 @@ export async function commitSteps(
     pending = retry
   }
   return result
+}
+
+/** Commit one step on its agent's branch; returns the commit id, or throws why its branch could not move. */
+export async function commitStep(
+  repo: Repo,
+  step: StepToCommit,
+  options: { durable?: boolean } = {},
+): Promise<string> {
+  const { oids, failed } = await commitSteps(repo, [step], options)
+  const err = failed.get(step.agent)
+  if (err) throw err
+  return oids.get(`${step.agent}/${step.n}`) as string
 }

@@ -12,62 +12,26 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { IDLE_COLLECT_MS, IdleCollector } from '../../process/idle-collect'
-import { retired } from '../../store/git/chain'
-import { dropPackBytes } from '../../store/git/repo'
-import { maintain } from '../../store/git/merge'
+import { dropPackBytes, maintain, retired } from '../../store/git'
 import { isTransientFault } from '../../store/faults'
-import type { StepToCommit } from './step-commits'
+import {
+  afterBatch,
+  gatherWait,
+  type Fault,
+  type Look,
+  MAINTAIN_IDLE_MS,
+  maintainDue,
+  nextTry,
+  takeBatch,
+} from './queue'
+import { commitSteps, type StepToCommit } from './step-commits'
 import { Workspace } from '../../store/workspace'
-import { type CommitJob, finishedHalf, recordFiles } from './job'
-import { type Finished, type FinishSummary, summaryOf } from '../finish'
+import { finishedHalf, recordFiles } from './job'
+import { type Finished, summaryOf } from '../finish'
+import type { CommitFault, CommitReply, CommitRequest, CommitWorkerData } from './messages'
+import { SCHEDULED } from './messages'
 
-export type CommitRequest =
-  | {
-      kind: 'commit'
-      id: number
-      home: string
-      ws: string
-      job: CommitJob
-      maintainAfter: number
-      /** Answer the finish's summary as soon as it is made, before the commit. */
-      summary: boolean
-    }
-  | { kind: 'maintain'; id: number; home: string; ws: string }
-  | { kind: 'memory'; id: number }
-  | { kind: 'faults'; id: number }
-  /** Cut every backoff short: the fault may be gone (`holdfast recover`). */
-  | { kind: 'retry'; id: number }
-  /** Answered once the packs chains replaced are flushed away (before the worker is stopped). */
-  | { kind: 'retired'; id: number }
-export type CommitReply =
-  | { id: number; value: string | WorkerMemory | CommitFault[] | undefined }
-  | { id: number; summary: FinishSummary }
-  | { id: number; error: { name: string; message: string } }
-/** What the worker is started with. */
-export interface CommitWorkerData {
-  /** After this long with no message unanswered, one full collection of the worker's heap (0 = never). */
-  idleCollectMs: number
-  /** Packs and refs flushed to the disk before a commit is answered (holdfast.yaml `journal.fsync`). */
-  durable?: boolean
-}
-/** The worker's own heap (its isolate), in bytes as `process.memoryUsage()` says them, and how long its last idle collection and trim took. */
-export type WorkerMemory = Pick<
-  NodeJS.MemoryUsage,
-  'heapUsed' | 'heapTotal' | 'external' | 'arrayBuffers'
-> & {
-  lastCollectionMs: number | null
-  lastTrimMs: number | null
-}
-/** A workspace whose commits wait on a fault, and since when. */
-export interface CommitFault {
-  home: string
-  ws: string
-  since: string
-  error: string
-  attempts: number
-  /** Steps waiting for it to clear. */
-  waiting: number
-}
+export type { CommitFault, CommitReply, CommitRequest, CommitWorkerData, WorkerMemory } from './messages'
 
 type Reply = (r: CommitReply) => void
 type Commit = Extract<CommitRequest, { kind: 'commit' }>
@@ -79,7 +43,7 @@ interface Queue {
   running: boolean
   /** Agents whose commit failed for a reason no retry mends: their later steps wait in the journal. */
   stalled: Map<string, Error>
-  fault?: { since: string; error: string; attempts: number }
+  fault?: Fault
   /** Steps of the batch being written now. */
   writing: number
   /** Resolves the backoff being waited out, when one is. */
@@ -95,17 +59,8 @@ const errorReply = (id: number, err: unknown): CommitReply => ({
   error: { name: (err as Error)?.name ?? 'Error', message: (err as Error)?.message ?? String(err) },
 })
 
-const BATCH_WINDOW_MS = 20
-const BUSY_WINDOW_MS = 100
-/** At most this many steps, or about this many bytes of their files, in one pack. */
-const BATCH_MAX_STEPS = 512
-const BATCH_MAX_BYTES = 8 * 1024 * 1024
 /** Pack files read whole (to find a tree no cache had) kept between batches, over all of them. */
 const PACK_BYTES_KEPT = 64 * 1024 * 1024
-/** A workspace whose commits were quiet this long gets its packs merged (when enough piled up). */
-const MAINTAIN_IDLE_MS = 2000
-/** Backoff while a fault lasts; the last step repeats for as long as it does. */
-const RETRY_MS = [50, 200, 1000, 3000, 10_000, 30_000]
 
 /** Wait `ms`, or less when `retry` wakes the queue. */
 function backoff(q: Queue, ms: number): Promise<void> {
@@ -120,6 +75,28 @@ function backoff(q: Queue, ms: number): Promise<void> {
   })
 }
 
+type QueuedCommit = Extract<Queued, { kind: 'commit' }>
+
+/** A queued commit as the batch takes it: its files read from the journal now (record/commit/queue `Look`). */
+function lookAt(q: Queue, j: QueuedCommit): Look<StepToCommit> {
+  const { job } = j.m
+  const stalled = q.stalled.get(job.agent)
+  if (stalled) return { kind: 'refused', error: stalled }
+  let files
+  try {
+    files = recordFiles(job, j.finished)
+  } catch (err) {
+    // The journal cannot be read right now: this and everything after it waits.
+    if (isTransientFault(err)) return { kind: 'wait' }
+    // Only this step fails; the agent's later steps must not be committed before it.
+    q.stalled.set(job.agent, err as Error)
+    return { kind: 'refused', error: err as Error }
+  }
+  let bytes = 0
+  for (const f of Object.values(files)) bytes += f.length
+  return { kind: 'step', step: { agent: job.agent, n: job.n, model: job.model, files }, bytes }
+}
+
 /** Run a workspace's queued jobs: consecutive commits as one batch, a maintain on its own. */
 async function drain(q: Queue, reply: Reply): Promise<void> {
   q.running = true
@@ -127,11 +104,8 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
   let lastBatch = Date.now()
   let batches = 0
   for (;;) {
-    // A gathering window: a batch starts BATCH_WINDOW_MS after the first job came, and under
-    // sustained load BUSY_WINDOW_MS after the previous one, so steps that finish meanwhile share
-    // one pack and one ref move per agent (docs/architecture.md, performance devices).
-    const wait = lastBatch + (batches++ === 0 ? BATCH_WINDOW_MS : BUSY_WINDOW_MS) - Date.now()
-    if (wait > 0 && q.jobs.length < BATCH_MAX_STEPS) await new Promise((r) => setTimeout(r, wait))
+    const wait = gatherWait({ now: Date.now(), lastBatch, first: batches++ === 0, queued: q.jobs.length })
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait))
     lastBatch = Date.now()
     const first = q.jobs[0]
     if (!first) break
@@ -144,45 +118,25 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
       )
       continue
     }
-    const batch: Extract<Queued, { kind: 'commit' }>[] = []
-    const steps: StepToCommit[] = []
-    let bytes = 0
-    // A backlog is committed in bounded batches: one pack of thousands of steps held every file
-    // of every step in memory at once.
-    while (q.jobs[0]?.kind === 'commit' && batch.length < BATCH_MAX_STEPS && bytes < BATCH_MAX_BYTES) {
-      const j = q.jobs.shift() as Extract<Queued, { kind: 'commit' }>
-      const { job } = j.m
-      const stalled = q.stalled.get(job.agent)
-      if (stalled) {
-        reply(errorReply(j.m.id, stalled))
-        continue
-      }
-      let files
-      try {
-        files = recordFiles(job, j.finished)
-      } catch (err) {
-        if (isTransientFault(err)) {
-          // The journal cannot be read right now: this and everything after it waits.
-          q.jobs.unshift(j)
-          break
-        }
-        // Only this step fails; the agent's later steps must not be committed before it.
-        q.stalled.set(job.agent, err as Error)
-        reply(errorReply(j.m.id, err))
-        continue
-      }
-      for (const f of Object.values(files)) bytes += f.length
-      steps.push({ agent: job.agent, n: job.n, model: job.model, files })
-      batch.push(j)
-    }
+    const taken = takeBatch(
+      q.jobs,
+      (j) => j.kind === 'commit',
+      (j) => lookAt(q, j as QueuedCommit),
+    )
+    for (const r of taken.refused) reply(errorReply((r.job as QueuedCommit).m.id, r.error))
+    const batch = taken.batch.map((b) => b.job as QueuedCommit)
     if (batch.length === 0) {
-      if (q.jobs[0]?.kind === 'commit') await retryLater(q, new Error('the journal cannot be read'))
+      if (taken.waiting) await retryLater(q, new Error('the journal cannot be read'))
       continue
     }
     let done
     q.writing = batch.length
     try {
-      done = await q.ws.commitSteps(steps)
+      done = await commitSteps(
+        q.ws.repo,
+        taken.batch.map((b) => b.step),
+        q.ws.options,
+      )
     } catch (err) {
       q.writing = 0
       if (isTransientFault(err)) {
@@ -198,17 +152,18 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
     for (const j of batch) {
       const { agent, n } = j.m.job
       const failure = done.failed.get(agent) ?? q.stalled.get(agent)
-      if (!failure) {
+      const verdict = afterBatch(done.failed.get(agent), q.stalled.has(agent))
+      if (verdict === 'committed') {
         reply({ id: j.m.id, value: done.oids.get(`${agent}/${n}`) ?? '' })
         q.sinceMaintain++
         q.maintainAfter = j.m.maintainAfter
-      } else if (!q.stalled.has(agent) && isTransientFault(failure)) {
+      } else if (verdict === 'again') {
         // The agent's branch could not move (locked, or moved under us): its steps go again, first.
         again.push(j)
         fault = failure
       } else {
         // Given up: this agent's later steps must not be committed before this one.
-        q.stalled.set(agent, failure)
+        q.stalled.set(agent, failure as Error)
         reply(errorReply(j.m.id, failure))
       }
     }
@@ -223,24 +178,24 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
 
 /** Note the fault and wait out its backoff (cut short by a `retry`). */
 async function retryLater(q: Queue, err: unknown): Promise<void> {
-  const attempts = (q.fault?.attempts ?? 0) + 1
-  q.fault = {
-    since: q.fault?.since ?? new Date().toISOString(),
-    error: (err as Error)?.message ?? String(err),
-    attempts,
-  }
-  await backoff(q, RETRY_MS[Math.min(attempts, RETRY_MS.length) - 1] as number)
+  const next = nextTry(q.fault, err, new Date().toISOString())
+  q.fault = next.fault
+  await backoff(q, next.waitMs)
 }
 
-/** Once the workspace is quiet, merge the packs its commits piled up (never beside a burst). */
+/**
+ * Once the workspace is quiet, merge the packs its commits piled up (never beside a burst). The
+ * scheduled merge answers no one: a failure goes to the server as a notice (its log says why).
+ */
 function scheduleMaintain(q: Queue, reply: Reply): void {
-  if (q.maintainAfter <= 0 || q.sinceMaintain < q.maintainAfter) return
+  if (!maintainDue(q.sinceMaintain, q.maintainAfter)) return
   q.idleTimer = setTimeout(() => {
     if (q.running || q.jobs.length > 0) return
-    q.jobs.push({ kind: 'maintain', id: -1, home: q.ws.home, ws: q.ws.name })
+    q.jobs.push({ kind: 'maintain', id: SCHEDULED, home: q.ws.home, ws: q.ws.name })
     void drain(q, (r) => {
-      // The scheduled repack answers no one: a failure is only logged by the next start's gc.
-      if (r.id !== -1) reply(r)
+      if (r.id !== SCHEDULED) reply(r)
+      else if ('error' in r)
+        reply({ id: SCHEDULED, notice: { home: q.ws.home, ws: q.ws.name, error: r.error.message } })
     })
   }, MAINTAIN_IDLE_MS)
   q.idleTimer.unref()

@@ -1,6 +1,7 @@
 /**
  * Reading the journal (recovery, the CLI, the commit worker): an agent's files frame by frame
- * (record/journal is the format and the writer). Invariant: a reader never drops what it cannot
+ * (journal/format the format, journal/writer the writer, journal/scan the frames of one file,
+ * journal/places the bytes at known places). Invariant: a reader never drops what it cannot
  * read: past a torn or corrupt frame it resyncs on the next whole frame (legible header, payload
  * matching its CRC) and reads on, and every byte no whole frame accounts for is reported as damage
  * (where, how long, and the step its header names when that header is legible). Absent directories
@@ -9,20 +10,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { parseStep } from '../../core/naming'
-import {
-  couldBeHeaderStart,
-  type Extent,
-  FRAME,
-  type FrameType,
-  HEADER_BYTES,
-  payloadIntact,
-  readHeader,
-  type ResponseHead,
-  type StepMeta,
-  type StepPlace,
-  LEGACY_VERSION,
-  VERSION,
-} from './format'
+import { FRAME, HEADER_BYTES, type ResponseHead, type StepMeta, type StepPlace } from './format'
+import { type Damage, type RawFrame, scanFrames } from './scan'
+
+export { readEach, readPlaced } from './places'
+export { type Damage, scanFrames } from './scan'
 
 /**
  * The journal files of an agent directory in the order they were made (by first step, then the
@@ -65,18 +57,6 @@ export interface JournalStep {
   damaged?: Damage
 }
 
-/** Bytes of a journal file that no whole frame accounts for. */
-export interface Damage {
-  file: string
-  offset: number
-  length: number
-  /** 'torn': the file's last frame, cut short (a write that never finished); 'corrupt': anything else. */
-  kind: 'torn' | 'corrupt'
-  /** What the region's first header names, when it is legible (the step is kept only when plausible). */
-  step?: number
-  type?: FrameType
-}
-
 /** An agent's journal as read: its steps by number, what could not be read, and each file's highest step. */
 export interface JournalRead {
   steps: Map<number, JournalStep>
@@ -85,92 +65,6 @@ export interface JournalRead {
   highest: number
   /** Each file's highest step with a SEND frame. */
   lastIn: Map<string, number>
-}
-
-interface RawFrame {
-  type: number
-  step: number
-  offset: number
-  payload: Buffer
-}
-
-/**
- * The whole frames of a file, in order, and the damaged regions between them. After a bad frame
- * the reader looks for the next legible header whose payload matches its CRC, so one flipped byte
- * costs the frame it is in, not the rest of the file.
- */
-export function scanFrames(file: string, data: Buffer): { frames: RawFrame[]; damage: Damage[] } {
-  const frames: RawFrame[] = []
-  const damage: Damage[] = []
-  let at = 0
-  while (at < data.length) {
-    const h = readHeader(data, at)
-    const start = at + HEADER_BYTES
-    if (h && payloadIntact(data, h, start)) {
-      frames.push({
-        type: h.type,
-        step: h.step,
-        offset: start,
-        payload: data.subarray(start, start + h.length),
-      })
-      at = start + h.length
-      continue
-    }
-    const next = nextFrame(data, at + 1, h && start + h.length)
-    const end = next ?? data.length
-    // At the end of the file: a frame cut short, or zeros (a tail a power cut took before it was
-    // flushed) is a write that never finished, not damage to what was written.
-    const torn =
-      next === undefined &&
-      (h
-        ? start + h.length > data.length
-        : (data.length - at < HEADER_BYTES && couldBeHeaderStart(data, at)) || allZero(data, at))
-    damage.push({
-      file,
-      offset: at,
-      length: end - at,
-      kind: torn ? 'torn' : 'corrupt',
-      ...(h ? { step: h.step, type: h.type } : {}),
-    })
-    at = end
-  }
-  return { frames, damage }
-}
-
-/** Whether `data` holds only zeros from `from` to its end. */
-function allZero(data: Buffer, from: number): boolean {
-  for (let i = from; i < data.length; i++) if (data[i] !== 0) return false
-  return true
-}
-
-/**
- * Where the next whole frame at or after `from` starts, if any. `likely` (where a legible but
- * damaged frame would end) is tried first: a flipped payload byte damages that frame alone.
- */
-function nextFrame(data: Buffer, from: number, likely?: number): number | undefined {
-  if (likely !== undefined && likely >= from && likely < data.length && wholeAt(data, likely)) return likely
-  // A header's version byte and reserved zeros: the only positions worth checking a CRC at.
-  let best: number | undefined
-  for (const version of [VERSION, LEGACY_VERSION]) {
-    const marker = Buffer.from([version, 0, 0])
-    for (
-      let i = data.indexOf(marker, from + 1);
-      i !== -1 && (best === undefined || i - 1 < best);
-      i = data.indexOf(marker, i + 1)
-    ) {
-      if (wholeAt(data, i - 1)) {
-        best = i - 1
-        break
-      }
-    }
-  }
-  return best
-}
-
-/** Whether a whole frame starts at `at`. */
-function wholeAt(data: Buffer, at: number): boolean {
-  const h = readHeader(data, at)
-  return h !== undefined && payloadIntact(data, h, at + HEADER_BYTES)
 }
 
 /** A damaged header's step, when it lies near the steps the file's whole frames name (a flipped bit there names nonsense). */
@@ -269,68 +163,6 @@ function sendStep(file: string, f: RawFrame): JournalStep | undefined {
     answer: Buffer.alloc(0),
     head: undefined,
   }
-}
-
-/** The bytes of `extents` in `file`, joined (one read of the span they cover). */
-export function readPlaced(file: string, extents: readonly Extent[]): Buffer {
-  return readEach(file, [extents])[0] as Buffer
-}
-
-/**
- * Several `readPlaced` of one file through one open descriptor (a commit reads a request and its
- * answer; a finish the meta, the HEAD and the answer). A step's frames lie together in its agent's
- * journal, so when what the lists name is close (at most SPAN_SLACK of other bytes between), it is
- * all one read.
- */
-export function readEach(file: string, lists: readonly (readonly Extent[])[]): Buffer[] {
-  const fd = fs.openSync(file, 'r')
-  try {
-    const all = span(lists.flat())
-    if (lists.length > 1 && all.to - all.from <= all.wanted + SPAN_SLACK) {
-      const bytes = readRange(fd, file, all)
-      return lists.map((extents) => pick(bytes, all.from, extents))
-    }
-    return lists.map((extents) => {
-      const one = span(extents)
-      return pick(readRange(fd, file, one), one.from, extents)
-    })
-  } finally {
-    fs.closeSync(fd)
-  }
-}
-
-/** Where `extents` begin and end in their file, and how many bytes they hold. */
-function span(extents: readonly Extent[]): { from: number; to: number; wanted: number } {
-  let from = extents.length > 0 ? Infinity : 0
-  let to = 0
-  let wanted = 0
-  for (const e of extents) {
-    from = Math.min(from, e.offset)
-    to = Math.max(to, e.offset + e.length)
-    wanted += e.length
-  }
-  return { from, to, wanted }
-}
-
-/** Bytes of other frames one read of several lists may carry along (frame headers, another step's). */
-const SPAN_SLACK = 64 * 1024
-
-/** Bytes `from` to `to` of `file`. */
-function readRange(fd: number, file: string, { from, to }: { from: number; to: number }): Buffer {
-  const bytes = Buffer.allocUnsafe(to - from)
-  let got = 0
-  while (got < bytes.length) {
-    const n = fs.readSync(fd, bytes, got, bytes.length - got, from + got)
-    if (n === 0) throw new Error(`the journal file ${file} ends before its frames do`)
-    got += n
-  }
-  return bytes
-}
-
-/** `extents` out of `bytes` (which start at file offset `base`): one is a view, several are joined. */
-function pick(bytes: Buffer, base: number, extents: readonly Extent[]): Buffer {
-  const views = extents.map((e) => bytes.subarray(e.offset - base, e.offset - base + e.length))
-  return views.length === 1 ? (views[0] as Buffer) : Buffer.concat(views)
 }
 
 /** Agent names with a journal directory in this workspace. */

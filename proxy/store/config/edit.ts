@@ -6,10 +6,8 @@
  */
 import { checkName } from '../../core/naming'
 import type { ProviderRow } from '.'
-import { commitFiles, readFileAt } from '../git'
-import type { Repo } from '../git/repo'
-import { casRef, readRef } from '../git/refs'
-import { configRef } from '../home'
+import { casRef, commitFiles, readFileAt, readRef, type Repo } from '../git'
+import { configRef } from '../../core/layout'
 import { parseProviders, PROVIDERS_FILE, type ProvidersConfig, renderProviders, type Role } from './providers'
 
 export class ConfigEditError extends Error {

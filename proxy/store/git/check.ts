@@ -11,11 +11,12 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { stepOfSubject } from '../../core/layout'
+import { AGENTS_PREFIX, stepOfSubject } from '../../core/layout'
 import { formatStep } from '../../core/naming'
 import git from 'isomorphic-git'
 import { resetPackCache, type Repo } from './repo'
-import { appendReflog, casRef, deleteRef, listRefs, readReflog } from './refs'
+import { appendReflog, readReflog } from './reflog'
+import { casRef, deleteRef, listRefs } from './refs'
 
 /** A pack (or index) moved aside, and why. */
 export interface MovedPack {
@@ -211,8 +212,8 @@ function highestNamed(messages: readonly string[]): number {
 export async function checkTips(repo: Repo, aside: string): Promise<Rewound[]> {
   const out: Rewound[] = []
   const cache = {}
-  for (const { ref, oid } of await listRefs(repo, 'refs/heads/agents/')) {
-    const agent = ref.slice('refs/heads/agents/'.length)
+  for (const { ref, oid } of await listRefs(repo, AGENTS_PREFIX)) {
+    const agent = ref.slice(AGENTS_PREFIX.length)
     if (await readable(repo, cache, agent, oid)) continue
     const log = readReflog(repo.gitdir, ref)
     const named = highestNamed(log.map((e) => e.message))

@@ -9,16 +9,20 @@ import { promises as fsp } from 'node:fs'
 import * as path from 'node:path'
 import * as git from 'isomorphic-git'
 import { commitTree, getTree, splitPath, type Author } from './read'
-import { commitBody, gitObject, type GitObject, treeBody } from './objects'
+import { COMMIT_AUTHOR } from '../../core/layout'
+import { commitBody, gitObject, type GitObject } from './objects'
+import { treeBody } from './tree'
 import { writePack } from './pack'
 import { openRepo, writeRepoFile, type Repo, type TreeEntry } from './repo'
 import { assertRefName, casRef, readHeadTarget, readRef, RefConflict } from './refs'
 
-export { openRepo, type Repo } from './repo'
+// The face of the git store: code outside store/git imports it from here only (.dependency-cruiser.cjs).
+export { dropPackBytes, Lru, openRepo, type Repo, type TreeEntry } from './repo'
 export {
   casRef,
   clearStaleLocks,
   listRefs,
+  parsePackedRefs,
   readHeadTarget,
   readRef,
   RefConflict,
@@ -26,6 +30,8 @@ export {
   type CasOptions,
 } from './refs'
 export {
+  commitTree,
+  getTree,
   isAncestor,
   listDir,
   mergeBase,
@@ -36,12 +42,16 @@ export {
   type CommitInfo,
   type DirEntry,
 } from './read'
+export { commitBody, edited, gitObject, type GitObject, type Signature } from './objects'
+export { GitTree, treeBody, type TreeItem } from './tree'
+export { writePack } from './pack'
+export { chainOf, extendChain, retired } from './chain'
+export { maintain, type Maintained } from './merge'
+export { type Notch, resolveNotch, stepCommit } from './notch'
+export { checkPacks, checkRefs, checkTips, type MovedPack, type MovedRef, type Rewound } from './check'
 export { runGit } from './run'
-export { maintain } from './merge'
 
 export type FileContent = Buffer | Uint8Array | string
-
-const DEFAULT_AUTHOR = { name: 'holdfast', email: 'holdfast@localhost' }
 
 interface Changes {
   files: Map<string, Uint8Array>
@@ -113,8 +123,8 @@ export async function commitFiles(
   const base = opts.parent === undefined ? undefined : await commitTree(repo, opts.parent)
   const tree = await buildTree(repo, base, changeSet(opts.files), '', objects)
   const who = {
-    name: opts.author?.name ?? DEFAULT_AUTHOR.name,
-    email: opts.author?.email ?? DEFAULT_AUTHOR.email,
+    name: opts.author?.name ?? COMMIT_AUTHOR.name,
+    email: opts.author?.email ?? COMMIT_AUTHOR.email,
     timestamp: Math.floor(opts.author?.timestamp ?? Date.now() / 1000),
   }
   const commit = gitObject(
@@ -157,7 +167,7 @@ export async function initRepo(
   }
   let tip = await readRef(repo, ref)
   if (tip === undefined) {
-    const author = opts.timestamp === undefined ? undefined : { ...DEFAULT_AUTHOR, timestamp: opts.timestamp }
+    const author = opts.timestamp === undefined ? undefined : { ...COMMIT_AUTHOR, timestamp: opts.timestamp }
     const root = await commitFiles(repo, {
       parent: undefined,
       files: opts.files,

@@ -3,12 +3,11 @@
  * `<agent>@<NNN>` (the commit of that step), or `config/<name>` (a clean start). Invariant: a fork
  * is carried as the resolved commit id (refs move); only a clean start keeps `config/<name>`.
  */
+import { agentRef, configRef, stepOfSubject } from '../../core/layout'
 import { formatStep } from '../../core/naming'
-import { stepOfSubject } from '../../core/layout'
-import { readCommitInfo, resolveRevision } from '.'
+import { readCommitInfo, resolveRevision } from './read'
 import type { Repo } from './repo'
 import { readRef } from './refs'
-import { agentRef, configRef } from '../home'
 
 export type Notch =
   | { kind: 'clean'; ref: string; lineage: string; commit: string }

@@ -1,7 +1,8 @@
 /**
- * Git objects as holdfast makes them: blob, tree and commit bodies, hashed with SHA-1 as git
- * hashes them, and pieced objects (a tree with one entry spliced in, kept as pieces of its base
- * and the edit). Pure: writing them is pack.ts's. Format: https://git-scm.com/docs/gitformat-object
+ * Git objects as holdfast makes them: commit bodies (a tree's is store/git/tree's), hashed with
+ * SHA-1 as git hashes them, and pieced objects (a tree with one entry spliced in, kept as pieces
+ * of its base and the edit). Pure: writing them is pack.ts's. Format:
+ * https://git-scm.com/docs/gitformat-object
  */
 import { createHash } from 'node:crypto'
 
@@ -119,29 +120,6 @@ export function splicePieces(
     else joined.push(p)
   }
   return joined
-}
-
-/** A tree entry as isomorphic-git reads it (`040000` for a tree); any mode is kept as it was. */
-export interface TreeItem {
-  mode: string
-  path: string
-  oid: string
-  type: string
-}
-
-/** git's tree order: by name, a directory compared as if its name ended in `/`. */
-function treeKey(e: TreeItem): string {
-  return e.type === 'tree' ? `${e.path}/` : e.path
-}
-
-/** A tree object's body; modes are written as git writes them (`40000`, no leading zero). */
-export function treeBody(entries: readonly TreeItem[]): Buffer {
-  const sorted = [...entries].sort((a, b) => Buffer.compare(Buffer.from(treeKey(a)), Buffer.from(treeKey(b))))
-  const parts: Buffer[] = []
-  for (const e of sorted) {
-    parts.push(Buffer.from(`${e.mode.replace(/^0+/, '')} ${e.path}\0`), Buffer.from(e.oid, 'hex'))
-  }
-  return Buffer.concat(parts)
 }
 
 export interface Signature {

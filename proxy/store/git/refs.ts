@@ -12,6 +12,7 @@ import * as path from 'node:path'
 import { isRefComponent } from '../../core/naming'
 import type { Repo } from './repo'
 import { fsyncDir } from '../atomic'
+import { appendReflog } from './reflog'
 
 const OID = /^[0-9a-f]{40}$/
 
@@ -216,55 +217,8 @@ export async function casRef(
     if (!done) fs.rmSync(lockFile, { force: true })
   }
   if (options.durable) fsyncDir(path.dirname(file))
-  if (options.reflog !== undefined) appendReflog(repo.gitdir, ref, expectedOld, newOid, options.reflog)
-}
-
-const ZERO_OID = '0'.repeat(40)
-const REFLOG_WHO = 'holdfast <holdfast@localhost>'
-
-/**
- * Append one line to `logs/<ref>` in git's reflog format (`git reflog <ref>` reads it): the old
- * and new values, who, when, and the message. A line that cannot be written is no failure of the
- * move (the reflog is a trail for recovery, not the ref).
- */
-export function appendReflog(
-  gitdir: string,
-  ref: string,
-  from: string | null,
-  to: string,
-  message: string,
-): void {
-  const file = path.join(gitdir, 'logs', ref)
-  const line = `${from ?? ZERO_OID} ${to} ${REFLOG_WHO} ${Math.floor(Date.now() / 1000)} +0000\t${message.split('\n')[0]}\n`
-  try {
-    try {
-      fs.appendFileSync(file, line)
-    } catch (err) {
-      if (errCode(err) !== 'ENOENT') throw err
-      fs.mkdirSync(path.dirname(file), { recursive: true })
-      fs.appendFileSync(file, line)
-    }
-  } catch {
-    // A full disk may refuse the trail; the move itself stands.
-  }
-}
-
-/** One reflog line: the values before and after, and the message. */
-export interface ReflogEntry {
-  from: string
-  to: string
-  message: string
-}
-
-/** The reflog of `ref`, newest first; lines that do not read as reflog lines (a torn tail) are skipped. */
-export function readReflog(gitdir: string, ref: string): ReflogEntry[] {
-  const text = readText(path.join(gitdir, 'logs', ref)) ?? ''
-  const out: ReflogEntry[] = []
-  for (const line of text.split('\n')) {
-    const m = /^([0-9a-f]{40}) ([0-9a-f]{40}) [^\t]*\t(.*)$/.exec(line)
-    if (m) out.push({ from: m[1] as string, to: m[2] as string, message: m[3] as string })
-  }
-  return out.reverse()
+  if (options.reflog !== undefined)
+    appendReflog(repo.gitdir, ref, expectedOld, newOid, options.reflog, { durable: options.durable })
 }
 
 /**

@@ -4,7 +4,12 @@
  */
 import type { StepMeta } from '../../../generated/meta'
 import {
+  agentOfRef,
+  agentRef,
+  AGENTS_PREFIX,
   agentStepsPath,
+  COMMIT_AUTHOR,
+  configRef,
   responseFileFor,
   META_FILE,
   metaBytes,
@@ -68,5 +73,23 @@ describe("the answer's file", () => {
     expect(responseFileFor('application/problem+json')).toBe('response.json')
     expect(responseFileFor('text/plain')).toBe('response.txt')
     expect(responseFileFor('')).toBe('response.txt')
+  })
+})
+
+describe('the ref namespace', () => {
+  it('names agent branches refs/heads/agents/<agent> and lineages refs/heads/config/<name>', () => {
+    expect(agentRef('main')).toBe('refs/heads/agents/main')
+    expect(agentRef('main').startsWith(AGENTS_PREFIX)).toBe(true)
+    expect(configRef('default')).toBe('refs/heads/config/default')
+  })
+
+  it('reads the agent back from its branch, and nothing from another ref', () => {
+    expect(agentOfRef(agentRef('a.b-c'))).toBe('a.b-c')
+    expect(agentOfRef(configRef('default'))).toBeUndefined()
+    expect(agentOfRef('refs/heads/agentsx/main')).toBeUndefined()
+  })
+
+  it("signs holdfast's commits holdfast <holdfast@localhost>", () => {
+    expect(COMMIT_AUTHOR).toEqual({ name: 'holdfast', email: 'holdfast@localhost' })
   })
 })

@@ -7,8 +7,8 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import type { StepMeta } from '../../../generated/meta'
 import { formatStep } from '../../../proxy/core/naming'
-import { agentRef } from '../../../proxy/store/home'
-import { stepTreePath } from '../../../proxy/core/layout'
+import { agentRef, stepTreePath } from '../../../proxy/core/layout'
+import { commitStep } from '../../../proxy/record/commit/step-commits'
 import { Workspace } from '../../../proxy/store/workspace'
 
 export const MODEL = 'claude-sonnet-4-5'
@@ -54,7 +54,7 @@ export function commitFiles(
   const bytes = Object.fromEntries(
     Object.entries(files).map(([k, v]) => [k, Buffer.isBuffer(v) ? v : Buffer.from(v)]),
   )
-  return ws.commitStep({ agent, n, model: MODEL, files: bytes })
+  return commitStep(ws.repo, { agent, n, model: MODEL, files: bytes })
 }
 
 function gitIn(gitdir: string, args: string[], input?: string, env: NodeJS.ProcessEnv = {}): string {

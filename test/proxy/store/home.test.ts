@@ -1,12 +1,12 @@
 /**
  * store/home: where holdfast keeps its state. Covers: the home's precedence (`--home`, then
  * `$HOLDFAST_HOME`, then `~/.holdfast`, always absolute), every path under it, that a name which
- * fails core/naming never becomes a path, the step tree directory, and the ref names.
+ * fails core/naming never becomes a path, the step tree directory, and the default lineage's name.
  */
 import os from 'node:os'
 import path from 'node:path'
 import { HoldfastError } from '../../../proxy/core/errors'
-import { agentRef, configRef, DEFAULT_LINEAGE, homePaths, resolveHome } from '../../../proxy/store/home'
+import { DEFAULT_LINEAGE, homePaths, resolveHome } from '../../../proxy/store/home'
 
 describe('resolveHome', () => {
   const saved = process.env.HOLDFAST_HOME
@@ -65,10 +65,8 @@ describe('homePaths', () => {
   })
 })
 
-describe('git names', () => {
-  it('names agent branches agents/<agent> and lineages config/<name>, default "default"', () => {
-    expect(agentRef('main')).toBe('refs/heads/agents/main')
-    expect(configRef('x')).toBe('refs/heads/config/x')
-    expect(configRef(DEFAULT_LINEAGE)).toBe('refs/heads/config/default')
+describe('DEFAULT_LINEAGE', () => {
+  it('is "default"', () => {
+    expect(DEFAULT_LINEAGE).toBe('default')
   })
 })

@@ -4,7 +4,8 @@
  * meta and answer as one commit git reads; a job carrying its finished half is committed as it
  * is; an agent's steps land in the order asked. For the worker: errors cross the thread with their
  * name and message, a worker that dies is started again and sent again what it had not answered
- * (committed once), what is asked in one turn goes as one message, and maintain merges packs.
+ * (committed once), what is asked in one turn goes as one message, maintain merges packs, and a
+ * merge the worker scheduled itself that fails is said in the log with its reason.
  */
 import fs from 'node:fs'
 import type { Worker } from 'node:worker_threads'
@@ -148,6 +149,31 @@ describe('WorkerCommitter', () => {
       await c.close()
     }
   })
+
+  it('says in the log why a merge it scheduled itself failed', async () => {
+    const warned: { fields: Record<string, unknown>; line: string }[] = []
+    let heard!: () => void
+    const said = new Promise<void>((r) => (heard = r))
+    const log = {
+      warn: (fields: Record<string, unknown>, line: string) => {
+        warned.push({ fields, line })
+        heard()
+      },
+    }
+    const c = new WorkerCommitter(0, false, log)
+    try {
+      const [s1] = journalSteps(home, 'w', [{ agent: 'main', n: 1 }])
+      await c.commit(home, 'w', s1!.commit, { maintainAfter: 1 })
+      // The merge comes once the workspace is quiet; by then its repository is gone.
+      fs.rmSync(ws.repo.gitdir, { recursive: true, force: true })
+      await said
+      expect(warned).toHaveLength(1)
+      expect(warned[0]!.fields).toMatchObject({ ws: 'w', err: expect.stringContaining('does not exist') })
+      expect(warned[0]!.line).toMatch(/^merging the packs of w failed \(the repository .* does not exist\)/)
+    } finally {
+      await c.close()
+    }
+  }, 15_000)
 
   it('fails a commit whose worker died three times before answering it', async () => {
     const c = new WorkerCommitter()

@@ -12,9 +12,9 @@ import path from 'node:path'
 import { CHAIN_MAX, retired } from '../../../../proxy/store/git/chain'
 import { MAX_DELTA_DEPTH } from '../../../../proxy/store/git/pack'
 import { listDir, readFileAt } from '../../../../proxy/store/git/read'
-import { casRef, readRef } from '../../../../proxy/store/git/refs'
+import { casRef, readRef, RefLocked } from '../../../../proxy/store/git/refs'
 import { Lru, type TreeEntry } from '../../../../proxy/store/git/repo'
-import { CHAIN_FROM, commitSteps } from '../../../../proxy/record/commit/step-commits'
+import { CHAIN_FROM, commitStep, commitSteps } from '../../../../proxy/record/commit/step-commits'
 import { Workspace } from '../../../../proxy/store/workspace'
 import { Conversation } from '../../../support/conversation'
 import { tempHome } from '../../../support/harness'
@@ -276,4 +276,23 @@ describe('step commits', () => {
     const want = Array.from({ length: 1002 }, (_, i) => `steps/a/${String(i + 1).padStart(3, '0')}`).sort()
     expect(at1002).toEqual(want)
   })
+})
+
+describe('commitStep', () => {
+  it('commits one step and returns the commit id git has at the branch tip', async () => {
+    const oid = await commitStep(ws.repo, step('main', 1, '{"n":1}'))
+    expect(git(ws.repo.gitdir, 'rev-parse', 'agents/main').trim()).toBe(oid)
+    expect(git(ws.repo.gitdir, 'show', `${oid}:steps/main/001/request.json`)).toBe('{"n":1}')
+  })
+
+  it('throws when the branch is locked by another writer, and moves nothing', async () => {
+    const first = await commitStep(ws.repo, step('main', 1, '{"n":1}'))
+    const lock = path.join(ws.repo.gitdir, 'refs/heads/agents/main.lock')
+    fs.writeFileSync(lock, '')
+    await expect(commitStep(ws.repo, step('main', 2, '{"n":2}'))).rejects.toBeInstanceOf(RefLocked)
+    expect(git(ws.repo.gitdir, 'rev-parse', 'agents/main').trim()).toBe(first)
+    fs.rmSync(lock)
+    await commitStep(ws.repo, step('main', 2, '{"n":2}'))
+    expect(await ws.committedSteps('main')).toBe(2)
+  }, 10_000)
 })

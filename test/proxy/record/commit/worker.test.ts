@@ -99,6 +99,7 @@ const faults = async (): Promise<CommitFault[]> =>
 
 const valueOf = (r: CommitReply): unknown => {
   if ('summary' in r) throw new Error('a summary is no answer')
+  if ('notice' in r) throw new Error(`a notice is no answer: ${r.notice.error}`)
   if ('error' in r) throw new Error(`the worker answered ${r.error.name}: ${r.error.message}`)
   return r.value
 }

@@ -10,8 +10,8 @@ import os from 'node:os'
 import path from 'node:path'
 import type { StepMeta } from '../../../../generated/meta'
 import { Journal } from '../../../../proxy/record/journal/writer'
-import { FRAME, header, HEADER_BYTES, VERSION } from '../../../../proxy/record/journal/format'
-import { readJournal, scanFrames, segmentFiles } from '../../../../proxy/record/journal/reader'
+import { FRAME, HEADER_BYTES, VERSION } from '../../../../proxy/record/journal/format'
+import { readJournal, segmentFiles } from '../../../../proxy/record/journal/reader'
 
 let dir: string
 beforeEach(() => {
@@ -128,19 +128,5 @@ describe('a damaged journal', () => {
     const read = readJournal(path.join(dir, 'a'))
     expect(read.highest).toBe(5)
     expect(read.damage[0]?.step).toBeUndefined()
-  })
-
-  it('scans a file of zeros to its end (a tail a power cut took before it was flushed) as one torn region', () => {
-    expect(scanFrames('f', Buffer.alloc(4096))).toEqual({
-      frames: [],
-      damage: [{ file: 'f', offset: 0, length: 4096, kind: 'torn' }],
-    })
-  })
-
-  it('scans zeros followed by a whole frame as corrupt: something was there', () => {
-    const frame = Buffer.concat([header(FRAME.SENT, 1, []), Buffer.alloc(0)])
-    expect(scanFrames('f', Buffer.concat([Buffer.alloc(64), frame])).damage).toEqual([
-      { file: 'f', offset: 0, length: 64, kind: 'corrupt' },
-    ])
   })
 })

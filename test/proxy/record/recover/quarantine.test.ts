@@ -1,19 +1,16 @@
 /**
- * record/recover/quarantine and the quarantine half of record/recover: damaged journal bytes are copied
- * aside byte for byte, once, named by their place and (when legible) their step; every number the
- * quarantine names counts as given out; whole entries (an older holdfast's, or an agent name that
- * can never be a branch) are listed, and `recoverQuarantine` brings them onto
- * `agents/<agent>.recovered` with their numbers (a second entry of one number onto `-2`), removing
- * each once it is in git, never touching the live branch.
+ * record/recover/quarantine: damaged journal bytes are copied aside byte for byte, once, named by
+ * their place and (when legible) their step; every number the quarantine names counts as given
+ * out; whole entries (an older holdfast's, or an agent name that can never be a branch) are
+ * listed. (Bringing them back: bring-back.test.ts.)
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { Journal } from '../../../../proxy/record/journal/writer'
 import { readJournal, segmentFiles } from '../../../../proxy/record/journal/reader'
 import { keepDamage, quarantineEntries, reservedUpTo } from '../../../../proxy/record/recover/quarantine'
-import { recoverQuarantine } from '../../../../proxy/record/recover'
 import type { Workspace } from '../../../../proxy/store/workspace'
-import { git, tempHome } from '../../../support/harness'
+import { tempHome } from '../../../support/harness'
 import { readyWorkspace, requestBytes, sentMeta } from '../steps.support'
 
 let home: string
@@ -73,32 +70,5 @@ describe('whole entries', () => {
     ])
     expect(reservedUpTo(ws, 'b')).toBe(4)
     expect(reservedUpTo(ws, 'none')).toBe(0)
-  })
-
-  it('are brought onto agents/<agent>.recovered with their numbers, a repeated number onto -2, and removed once in git', async () => {
-    const a = oldEntry('r', '003', 'three')
-    const b = oldEntry('r', '003.2', 'three, the other')
-    const c = oldEntry('r', '005', 'five')
-    const r = await recoverQuarantine(ws)
-    expect(r.refused).toEqual([])
-    expect(r.brought).toEqual([
-      { agent: 'r', n: 3, to: 'r.recovered' },
-      { agent: 'r', n: 5, to: 'r.recovered' },
-      { agent: 'r', n: 3, to: 'r.recovered-2' },
-    ])
-    const show = (ref: string, p: string): string => git(ws.repo.gitdir, 'show', `${ref}:${p}`)
-    expect(show('agents/r.recovered', 'steps/r.recovered/003/request.json')).toBe(
-      requestBytes('three').toString(),
-    )
-    expect(show('agents/r.recovered', 'steps/r.recovered/005/request.json')).toBe(
-      requestBytes('five').toString(),
-    )
-    expect(show('agents/r.recovered-2', 'steps/r.recovered-2/003/request.json')).toBe(
-      requestBytes('three, the other').toString(),
-    )
-    for (const dir of [a, b, c]) expect(fs.existsSync(dir)).toBe(false)
-    expect(() => git(ws.repo.gitdir, 'rev-parse', '--verify', '-q', 'agents/r')).toThrow()
-    // Nothing left: a second run brings nothing.
-    expect(await recoverQuarantine(ws)).toEqual({ brought: [], refused: [] })
   })
 })

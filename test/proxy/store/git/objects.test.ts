@@ -1,24 +1,17 @@
 /**
  * store/git/objects: objects hashed as git hashes them. Covers: object ids equal `git hash-object`,
- * tree bodies sort and write modes as `git mktree`, commit bodies are what git would store, and an
- * edit spliced into pieces gives the bytes the edit gives the joined body.
+ * commit bodies are what git would store, and an edit spliced into pieces gives the bytes the edit
+ * gives the joined body. (Tree bodies: tree.test.ts.)
  */
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
-import {
-  commitBody,
-  gitObject,
-  splicePieces,
-  treeBody,
-  type TreeItem,
-} from '../../../../proxy/store/git/objects'
+import { commitBody, gitObject, splicePieces } from '../../../../proxy/store/git/objects'
 import { rng } from '../../../support/fuzz'
 import { bareRepo, gitBytes } from '../git.support'
 
 let dir: string
-let gitdir: string
 beforeEach(() => {
-  ;({ dir, gitdir } = bareRepo('holdfast-objects-'))
+  ;({ dir } = bareRepo('holdfast-objects-'))
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 
@@ -33,30 +26,6 @@ describe('object ids', () => {
       const expected = gitBytes(dir, ['hash-object', '--stdin'], body).toString().trim()
       expect(gitObject('blob', body).oid).toBe(expected)
     }
-  })
-})
-
-describe('treeBody', () => {
-  it('sorts entries as git does (a directory as if its name ended in "/") and writes 40000 for a tree', () => {
-    const blob = gitObject('blob', Buffer.from('x')).oid
-    const sub = gitObject('tree', Buffer.alloc(0)).oid
-    // Given in an order git would not keep; "a" the directory sorts after "a.b" ('/' > '.').
-    const items: TreeItem[] = [
-      { mode: '040000', path: 'a', oid: sub, type: 'tree' },
-      { mode: '100644', path: 'a.b', oid: blob, type: 'blob' },
-      { mode: '100755', path: 'a-b', oid: blob, type: 'blob' },
-      { mode: '120000', path: 'Z', oid: blob, type: 'blob' },
-      { mode: '100644', path: 'a0', oid: blob, type: 'blob' },
-    ]
-    const mktree = items.map((i) => `${i.mode} ${i.type} ${i.oid}\t${i.path}\n`).join('')
-    // `--missing`: mktree checks no object exists, it only hashes the tree it is given.
-    const expected = gitBytes(gitdir, ['mktree', '--missing'], mktree).toString().trim()
-    const body = treeBody(items)
-    expect(gitObject('tree', body).oid).toBe(expected)
-    expect(body.subarray(0, 6).toString()).toBe('120000') // "Z" (0x5a) first, mode kept as given
-    expect(body.includes(Buffer.from('40000 a\0'))).toBe(true)
-    expect(body.includes(Buffer.from('040000'))).toBe(false)
-    expect(treeBody([...items].reverse()).equals(body)).toBe(true)
   })
 })
 

@@ -14,9 +14,8 @@ import {
   gitObject,
   PiecedObject,
   splicePieces,
-  treeBody,
-  type TreeItem,
 } from '../../../../proxy/store/git/objects'
+import { treeBody, type TreeItem } from '../../../../proxy/store/git/tree'
 import { writePack } from '../../../../proxy/store/git/pack'
 import { getTree } from '../../../../proxy/store/git/read'
 import { Lru, openRepo, type TreeEntry } from '../../../../proxy/store/git/repo'

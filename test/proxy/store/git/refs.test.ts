@@ -11,14 +11,12 @@ import { commitFiles } from '../../../../proxy/store/git'
 import type { Repo } from '../../../../proxy/store/git/repo'
 import {
   assertRefName,
-  appendReflog,
   casRef,
   clearStaleLocks,
   deleteRef,
   listRefs,
   parsePackedRefs,
   readHeadTarget,
-  readReflog,
   readRef,
   RefConflict,
 } from '../../../../proxy/store/git/refs'
@@ -167,28 +165,6 @@ describe('clearStaleLocks', () => {
     expect(fs.existsSync(path.join(gitdir, 'refs/heads/agents/team/y'))).toBe(true)
     expect(await clearStaleLocks(gitdir, 'nothing-here')).toEqual([])
     await expect(clearStaleLocks(gitdir, '../..')).rejects.toThrow(/not a usable ref prefix/)
-  })
-})
-
-describe('the reflog', () => {
-  it('gets a line per move that asks for one, which git reads, and reads back newest first', async () => {
-    await casRef(repo, 'refs/heads/agents/r', root, null, { reflog: 'step 001: m [r]' })
-    await casRef(repo, 'refs/heads/agents/r', other, root, { reflog: 'step 002: m [r]\nbody' })
-    expect(git(gitdir, 'reflog', '--format=%gs', 'agents/r').trim().split('\n')).toEqual([
-      'step 002: m [r]',
-      'step 001: m [r]',
-    ])
-    expect(readReflog(gitdir, 'refs/heads/agents/r')).toEqual([
-      { from: root, to: other, message: 'step 002: m [r]' },
-      { from: '0'.repeat(40), to: root, message: 'step 001: m [r]' },
-    ])
-  })
-
-  it('skips lines that do not read as reflog lines (a torn tail), and reads none for a ref without one', () => {
-    appendReflog(gitdir, 'refs/heads/agents/t', null, root, 'step 001: m [t]')
-    fs.appendFileSync(path.join(gitdir, 'logs', 'refs', 'heads', 'agents', 't'), '\0\0\0garbage')
-    expect(readReflog(gitdir, 'refs/heads/agents/t')).toHaveLength(1)
-    expect(readReflog(gitdir, 'refs/heads/agents/none')).toEqual([])
   })
 })
 
