@@ -48,7 +48,7 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
     if (request.kind === 'count_tokens') {
       // Unrecorded: it holds against the previous record and writes nothing.
       const held = hold(ctx, request, composed, await previousForCount(ctx, who, request.dialect))
-      const f = await forward(ctx, request, route, held, undefined, res)
+      const f = await forward(ctx, { request, who, route, held }, res)
       await plugins.settled(f)
       return
     }
@@ -57,7 +57,7 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
     const agent = ctx.agent(who.workspace, who.agent)
     step = await agent.critical(async (n) => {
       const held = hold(ctx, request, composed, await ctx.records.previous(agent, n, request.dialect))
-      return record(ctx, request, who, route, held, agent, n)
+      return record(ctx, { request, who, route, held }, agent, n)
     })
   } catch (err) {
     // A body refused before its end: the rest of it must not be read as the next request.
@@ -69,7 +69,7 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
   let done: FinishSummary | undefined
   let forwarded
   try {
-    forwarded = await forward(ctx, step.request, step.route, step.held, step, res)
+    forwarded = await forward(ctx, step, res)
   } catch (err) {
     // forward never throws; should it, the step is still committed, with the error.
     forwarded = failedForward(err)

@@ -13,14 +13,22 @@ import type { Accepted } from './accept'
 import type { Held } from './hold'
 import type { Route } from './resolve'
 
+/**
+ * One step as the stages before record made it, the one value passed on: the request as accepted,
+ * who it is for, where it goes, and exactly what goes (a `count_tokens` call is forwarded as this).
+ */
+export interface Exchange {
+  request: Accepted
+  who: Identified
+  route: Route
+  held: Held
+}
+
 /** record's value: the step, recorded and numbered, with everything forward and finish need. */
-export interface Recorded {
+export interface Recorded extends Exchange {
   n: number
   workspace: string
   agent: AgentState
-  request: Accepted
-  route: Route
-  held: Held
   /** The send half, then (after finish) the whole meta. */
   meta: StepMeta
   /** Where the step's frames go in the journal (the answer's, as it streams). */
@@ -41,15 +49,9 @@ function promptCacheKeyOf(dialect: Accepted['dialect'], body: Held['parsed']): s
   return typeof v === 'string' ? v : undefined
 }
 
-export function record(
-  ctx: ServerContext,
-  request: Accepted,
-  who: Identified,
-  route: Route,
-  held: Held,
-  agent: AgentState,
-  n: number,
-): Recorded {
+/** Record `step` as step `n` of `agent` (inside the agent's critical section). */
+export function record(ctx: ServerContext, step: Exchange, agent: AgentState, n: number): Recorded {
+  const { request, who, route, held } = step
   const meta = sendMeta({
     workspace: who.workspace,
     agent: who.agent,
@@ -87,5 +89,5 @@ export function record(
     ),
   ])
   summary.catch(() => undefined)
-  return { n, workspace: who.workspace, agent, request, route, held, meta, entry, settle, summary }
+  return { ...step, n, workspace: who.workspace, agent, meta, entry, settle, summary }
 }

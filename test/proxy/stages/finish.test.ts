@@ -79,7 +79,7 @@ function step(): Promise<Recorded> {
   const agent = ctx.agent('w', 'main')
   return agent.critical(async (n) => {
     const held = hold(ctx, request, composed, await ctx.records.previous(agent, n, anthropic))
-    const s = record(ctx, request, WHO, route, held, agent, n)
+    const s = record(ctx, { request, who: WHO, route, held }, agent, n)
     recorded.push(s)
     return s
   })

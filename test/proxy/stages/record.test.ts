@@ -52,7 +52,7 @@ function step(text: string, who: Identified = { workspace: 'w', agent: 'main' })
   const agent = ctx.agent(who.workspace, who.agent)
   return agent.critical(async (n) => {
     const held = hold(ctx, request, composed, await ctx.records.previous(agent, n, request.dialect))
-    const s = record(ctx, request, who, route, held, agent, n)
+    const s = record(ctx, { request, who, route, held }, agent, n)
     recorded.push(s)
     return s
   })
