@@ -49,6 +49,8 @@ export function record(
   held: Held,
   agent: AgentState,
   n: number,
+  /** A WebSocket frame's bytes as sent upstream and its facts (proxy/socket); request.json is then the whole conversation. */
+  frame?: { bytes?: Buffer; meta: NonNullable<StepMeta['websocket']> },
 ): Recorded {
   const meta = sendMeta({
     workspace: who.workspace,
@@ -68,9 +70,10 @@ export function record(
     harnessTools: held.harnessTools,
     changes: held.changes,
     requestBytes: held.bytes.length,
+    websocket: frame?.meta,
   })
   // A body sent as composed comes with its scan: the kept copy needs no scan of its own.
-  const entry = ctx.records.writeSend(agent, n, held.bytes, held.parsed, meta, held.top)
+  const entry = ctx.records.writeSend(agent, n, held.bytes, held.parsed, meta, held.top, frame?.bytes)
   let settle!: (job: CommitJob) => void
   const job = new Promise<CommitJob>((resolve) => (settle = resolve))
   let summed!: (s: FinishSummary) => void
