@@ -162,6 +162,10 @@ export interface ProviderRow {
    * openai: set prompt_cache_key to <ws>/<agent> when the client sent none.
    */
   prompt_cache_key?: 'agent'
+  /**
+   * openai: carry the Responses WebSocket (Codex's GET /v1/responses upgrade) over a socket of this row's own; false answers the upgrade 426, so the client falls back to HTTP at once.
+   */
+  websocket?: boolean
 }
 export interface Price {
   input: number

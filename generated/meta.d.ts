@@ -64,6 +64,7 @@ export interface StepMeta {
    */
   changes: Change[]
   request_bytes: number
+  websocket?: Websocket
   ended_at?: string
   ttfb_ms?: number | null
   total_ms?: number
@@ -112,6 +113,40 @@ export interface HoldVerdict {
 export interface Change {
   field: string
   why: string
+}
+/**
+ * Set when the step is a frame of a Responses WebSocket (docs/records.md): request.json is then the whole conversation the frame continues, and the frame file the exact bytes sent upstream.
+ */
+export interface Websocket {
+  /**
+   * create: a response.create frame; prewarm: one with generate false (on the agent's .aux sibling); other: any other frame passed as it came (binary, not JSON, or of another type; on .aux).
+   */
+  kind: 'create' | 'prewarm' | 'other'
+  /**
+   * The frame's `type` when it is a JSON object that names one.
+   */
+  type?: string
+  /**
+   * Present (true) for a binary frame.
+   */
+  binary?: true
+  /**
+   * The step's file holding the frame exactly as sent upstream: frame.json, or request.json itself for a frame that is no response.create.
+   */
+  frame_file: string
+  frame_bytes: number
+  /**
+   * The response the frame continues (its previous_response_id), whose conversation request.json carries before the frame's own input.
+   */
+  previous_response_id?: string
+  /**
+   * Input items the frame itself carried (the rest of request.json's input came from the socket's earlier steps).
+   */
+  frame_items?: number
+  /**
+   * The client socket's number in this serve: the steps of one socket share it.
+   */
+  socket?: number
 }
 export interface Usage {
   /**

@@ -2,8 +2,8 @@
  * The only socket code: node:http in; it reads the request head, guards it, and hands off — a
  * recorded request (or count_tokens) to the pipeline, the other provider paths (the dialect
  * registry's) to pass-through, the `/_holdfast/` admin surface, the MCP endpoint and the web view
- * (`/ui/`) to theirs; what never becomes a request (a parser refusal, CONNECT, a bogus Expect) to
- * edge.ts, which answers on the socket.
+ * (`/ui/`) to theirs; a WebSocket upgrade to http/websocket.ts; what never becomes a request (a
+ * parser refusal, CONNECT, a bogus Expect) to edge.ts, which answers on the socket.
  * Invariant: every request is guarded (Host, token, Origin) before anything else; a refused or
  * malformed request changes nothing on disk.
  */
@@ -20,6 +20,7 @@ import { envelopeFor, onCheckExpectation, onClientError, onConnect } from './htt
 import { handle } from './pipeline'
 import { sendError } from './http/respond'
 import { rowKey, upstreamUrl } from './http/upstream'
+import { socketEdge } from './http/websocket'
 
 /** A provider path holdfast does not record: streamed to the dialect's default row, unchanged. */
 function handlePass(
@@ -101,7 +102,7 @@ function preflight(req: http.IncomingMessage, res: http.ServerResponse): void {
 }
 
 export function createServer(ctx: ServerContext, g: Guard): http.Server {
-  const server = http.createServer({ noDelay: true, keepAlive: true }, (req, res) => {
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     const method = req.method ?? 'GET'
     const url = req.url ?? '/'
     let a: Addressed
@@ -128,13 +129,14 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
         preflight(req, res)
         return
       case 'websocket':
-        // Codex falls back to HTTP at once on a 426; anything else costs it five retries.
+        // Not one holdfast carries (http/websocket.ts carries the Responses endpoint's). Codex falls
+        // back to HTTP at once on a 426; anything else costs it five retries.
         sendError(
           res,
           a.endpoint.dialect,
           new HoldfastError(
             'WEBSOCKET_UNSUPPORTED',
-            `holdfast does not proxy WebSockets: ${method} ${a.path.split('?')[0]} is answered over HTTP (POST)`,
+            `holdfast does not carry a WebSocket on ${method} ${a.path.split('?')[0]}: send it over HTTP (POST)`,
           ),
         )
         return
@@ -185,7 +187,22 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
           new HoldfastError('NOT_FOUND', `no such endpoint: ${method} ${a.path}`),
         )
     }
-  })
+  }
+  const server = http.createServer({ noDelay: true, keepAlive: true }, handler)
+  // The Responses WebSocket is carried (http/websocket.ts); every other upgrade goes to `handler`.
+  const sockets = socketEdge(ctx, g, handler)
+  server.on('upgrade', sockets.upgrade)
+  // A socket is no connection node:http closes: shutdown closes the idle pairs with the idle connections.
+  const closeIdle = server.closeIdleConnections.bind(server)
+  const closeAll = server.closeAllConnections.bind(server)
+  server.closeIdleConnections = () => {
+    sockets.closeIdle()
+    closeIdle()
+  }
+  server.closeAllConnections = () => {
+    sockets.closeAll()
+    closeAll()
+  }
   server.on('clientError', onClientError)
   server.on('connect', onConnect)
   server.on('checkExpectation', onCheckExpectation)

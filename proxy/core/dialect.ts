@@ -97,6 +97,55 @@ export interface PassThroughPaths {
   readonly claims?: { readonly headers: readonly string[]; readonly prefixes: readonly string[] }
 }
 
+/**
+ * A conversation as a WebSocket carries it: every input item so far (the earlier frames' input and
+ * the provider's output items, in order), each with its bytes, and the tools last declared.
+ */
+export interface SocketConversation {
+  readonly items: readonly Json[]
+  readonly itemBytes: readonly Buffer[]
+  readonly tools: Json | undefined
+}
+
+/** What one event of a socket's answer is to the step it answers (the rest only pass). */
+export type SocketEvent =
+  | { kind: 'started'; id: string | undefined }
+  | { kind: 'item'; item: Json; at: number | undefined }
+  /** The answer is whole: `id` and `output` are the provider's; `kept` when a later frame may continue it. */
+  | { kind: 'ended'; id: string | undefined; output: Json[] | undefined; kept: boolean; status: number }
+  | { kind: 'other' }
+
+/**
+ * A dialect's WebSocket frames (the Responses WebSocket): what a client frame is, the whole
+ * request a frame continuing a conversation stands for, what an answer's events say, and its
+ * in-band errors. Pure.
+ */
+export interface SocketFrames {
+  /** A parsed client frame: a step (`create`), a pre-warm (`prewarm`), a frame passed unrecorded, or another. */
+  kindOf(frame: JsonObject): 'create' | 'prewarm' | 'processed' | 'other'
+  /** The response a frame continues, if it names one. */
+  continues(frame: JsonObject): string | undefined
+  /**
+   * The whole request a create frame stands for: the conversation it continues (none: the frame
+   * starts one), then its own input, as one request of the dialect's endpoint would carry it.
+   */
+  wholeRequest(
+    frame: Buffer,
+    parsed: JsonObject,
+    base: SocketConversation | undefined,
+  ): { bytes: Buffer; parsed: JsonObject; conversation: SocketConversation; frameItems: number }
+  /** `conversation` continued by an answer's output items. */
+  continued(conversation: SocketConversation, output: readonly Json[]): SocketConversation
+  /** The event's type, read cheaply (undefined: not a JSON object naming one). */
+  eventType(event: Buffer): string | undefined
+  /** What an event of `type` means to its step; `parse` reads it whole (only when it matters). */
+  eventOf(type: string | undefined, parse: () => JsonObject | undefined): SocketEvent
+  /** The provider's in-band answer to a continuation of a response the socket does not hold. */
+  notFound(id: string): Buffer
+  /** holdfast's own refusal in band: the provider's error event shape, with holdfast's code. */
+  inBandError(status: number, type: string, code: string, message: string): Buffer
+}
+
 export interface Dialect {
   readonly name: DialectName
   /** The recorded endpoint (`/v1/messages`). */
@@ -162,4 +211,6 @@ export interface Dialect {
 
   /** The dialect's own error envelope as bytes. `type` e.g. `invalid_request_error`, `api_error`. */
   errorBody(type: string, message: string): Buffer
+  /** Its WebSocket frames, when its endpoint can be upgraded to one (responses). */
+  readonly socket?: SocketFrames
 }

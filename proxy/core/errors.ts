@@ -119,7 +119,13 @@ export const ERROR_CODES = {
     status: 426,
     type: 'invalid_request_error',
     meaning:
-      'A provider path was asked to upgrade to a WebSocket (Codex opens GET /v1/responses that way first); holdfast speaks HTTP only, and a client falls back to it at once.',
+      'A WebSocket upgrade holdfast does not carry (not the Responses endpoint, a row with websocket: false, a provider refusing it); the client falls back to HTTP at once.',
+  },
+  SOCKET_ROW_CHANGED: {
+    status: 400,
+    type: 'invalid_request_error',
+    meaning:
+      "A WebSocket frame resolved to another provider row than its socket's (by its role or a plugin's route); it was not sent: send it over HTTP.",
   },
   VIEW_SIGN_IN: {
     status: 401,

@@ -67,6 +67,10 @@ export type HoldReason =
   | 'breakpoint-limit'
   | 'previous-refused'
   | 'record-fault'
+  /** A WebSocket frame without `tools`: the socket keeps the tools last declared, the frame is left alone. */
+  | 'tools-inherited'
+  /** A WebSocket frame that is no request (binary, not JSON, another type): passed as it came. */
+  | 'not-a-request'
 
 export interface HoldVerdict {
   applied: boolean

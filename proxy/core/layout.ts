@@ -10,6 +10,8 @@ import { formatStep, parseStep } from './naming'
 export const REQUEST_FILE = 'request.json'
 export const META_FILE = 'meta.json'
 export const RESPONSE_FILES = ['response.json', 'response.sse', 'response.txt'] as const
+/** A WebSocket frame exactly as sent upstream, beside request.json (the whole conversation it continues). */
+export const FRAME_FILE = 'frame.json'
 export type ResponseFile = (typeof RESPONSE_FILES)[number]
 
 /** Where the agents' branches are: `refs/heads/agents/<agent>` (DESIGN §2 "agent"). */

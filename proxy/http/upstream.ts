@@ -62,7 +62,7 @@ function applyKey(out: Record<string, string | string[]>, row: ProviderRow, key:
 }
 
 /** The client's headers minus hop-by-hop, `Connection`-listed, `expect` and `x-holdfast-*`, with the row's key. */
-function cleanHeaders(
+export function cleanHeaders(
   client: IncomingHttpHeaders,
   row: ProviderRow,
   key: string | undefined,

@@ -116,8 +116,9 @@ export function finishStep(job: FinishJob): Finished {
   const headers = job.answered.headers ?? head?.headers ?? {}
   const a: Answered = { ...job.answered, headers, ...(head ? { endedAt: head.ended_at } : {}) }
   const answered = answeredMeta(sent, a)
-  const type = headerText(headers['content-type']).toLowerCase()
-  const encoding = headerText(headers['content-encoding'])
+  // A WebSocket step's answer is its events, written as an event stream (docs/records.md).
+  const type = sent.websocket ? 'text/event-stream' : headerText(headers['content-type']).toLowerCase()
+  const encoding = sent.websocket ? '' : headerText(headers['content-encoding'])
   const sse = type.includes('text/event-stream')
   const file: ResponseFile = responseFileFor(type)
   let decoded = raw

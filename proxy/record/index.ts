@@ -96,6 +96,8 @@ export class Records {
     } catch (err) {
       return new RecordFault(`${where}'s request.json`, (err as Error).message)
     }
+    // A WebSocket frame that was no request (binary, not JSON, another type) is no previous request.
+    if (meta?.websocket?.kind === 'other') return undefined
     if (!bytes) {
       // A directory where the request should be is a broken record, not a missing one.
       if (!placed && (await committedKind(agent.ws, agent.name, n - 1, REQUEST_FILE)) === 'tree')
@@ -130,10 +132,12 @@ export class Records {
     meta: StepMeta,
     /** scanTopLevel(bytes) when the caller has it (the client's body sent as it came). */
     top?: ScannedTop,
+    /** The exact bytes sent upstream when they are not `bytes` (a WebSocket frame). */
+    wire?: Buffer,
   ): JournalEntry {
     let entry: JournalEntry
     try {
-      entry = this.journal.agent(agent.journalDir).send(n, meta, bytes)
+      entry = this.journal.agent(agent.journalDir).send(n, meta, bytes, wire)
     } catch (err) {
       throw new HoldfastError(
         'RECORD_WRITE_FAILED',
@@ -144,6 +148,7 @@ export class Records {
     let placed = this.placed.get(agent.key)
     if (!placed) this.placed.set(agent.key, (placed = new Map()))
     placed.set(n, { place: entry.place, meta })
+    if (meta.websocket?.kind === 'other') return entry
     this.previousRecords.remember(agent.key, n, {
       path: path.join(agent.journalDir, `step ${formatStep(n)}`),
       bytes,

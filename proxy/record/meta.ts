@@ -45,6 +45,8 @@ export interface SendFacts {
   harnessTools: string[]
   changes: Change[]
   requestBytes: number
+  /** A WebSocket frame's facts (its kind, where its exact bytes are, what it continues). */
+  websocket?: StepMeta['websocket']
 }
 
 export function sendMeta(s: SendFacts): StepMeta {
@@ -75,6 +77,7 @@ export function sendMeta(s: SendFacts): StepMeta {
     ...(s.harnessTools.length > 0 ? { harness_tools: s.harnessTools } : {}),
     changes: s.changes,
     request_bytes: s.requestBytes,
+    ...(s.websocket ? { websocket: s.websocket } : {}),
   }
 }
 

@@ -11,6 +11,7 @@ import type { StepMeta } from '../../generated/meta'
 import { listDir, readFileAt, readRef, type Repo } from '../store/git'
 import { type JournalStep, readJournal, segmentFiles } from './journal/reader'
 import {
+  FRAME_FILE,
   META_FILE,
   metaBytes,
   REQUEST_FILE,
@@ -52,8 +53,11 @@ export function journalOf(ws: Workspace, agent: string): Map<number, JournalStep
  */
 export function journalFiles(step: JournalStep): Record<string, Buffer> {
   const files: Record<string, Buffer> = { [REQUEST_FILE]: step.request, [META_FILE]: metaBytes(step.meta) }
+  if (step.wire) files[FRAME_FILE] = step.wire
   if (step.answer.length > 0) {
-    files[responseFileFor(String(step.head?.headers['content-type'] ?? ''))] = step.answer
+    // A WebSocket step's answer is its events, written as an event stream (docs/records.md).
+    const type = step.meta.websocket ? 'text/event-stream' : String(step.head?.headers['content-type'] ?? '')
+    files[responseFileFor(type)] = step.answer
   }
   return files
 }

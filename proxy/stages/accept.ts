@@ -72,8 +72,16 @@ export function parseBody(raw: Buffer, dialect: Dialect): { parsed: JsonObject; 
 }
 
 export function accept(incoming: Incoming, raw: Buffer): Accepted {
+  return accepted(incoming, raw, parseBody(raw, incoming.dialect))
+}
+
+/** A request read already (a WebSocket frame's whole conversation, proxy/socket) as accept's value. */
+export function accepted(
+  incoming: Omit<Incoming, 'body'>,
+  raw: Buffer,
+  { parsed, top }: { parsed: JsonObject; top: ScannedTop },
+): Accepted {
   const { dialect, kind, path, headers } = incoming
-  const { parsed, top } = parseBody(raw, dialect)
   let clean: Readonly<Record<string, string>> | undefined
   const recordedHeaders = (): Readonly<Record<string, string>> =>
     (clean ??= Object.freeze(sanitizeHeaders(headers)))

@@ -49,8 +49,17 @@ function promptCacheKeyOf(dialect: Accepted['dialect'], body: Held['parsed']): s
   return typeof v === 'string' ? v : undefined
 }
 
-/** Record `step` as step `n` of `agent` (inside the agent's critical section). */
-export function record(ctx: ServerContext, step: Exchange, agent: AgentState, n: number): Recorded {
+/**
+ * Record `step` as step `n` of `agent` (inside the agent's critical section). `frame`: a WebSocket
+ * frame's bytes as sent upstream and its facts (proxy/socket); request.json is then the whole conversation.
+ */
+export function record(
+  ctx: ServerContext,
+  step: Exchange,
+  agent: AgentState,
+  n: number,
+  frame?: { bytes?: Buffer; meta: NonNullable<StepMeta['websocket']> },
+): Recorded {
   const { request, who, route, held } = step
   const meta = sendMeta({
     workspace: who.workspace,
@@ -70,9 +79,10 @@ export function record(ctx: ServerContext, step: Exchange, agent: AgentState, n:
     harnessTools: held.harnessTools,
     changes: held.changes,
     requestBytes: held.bytes.length,
+    websocket: frame?.meta,
   })
   // A body sent as composed comes with its scan: the kept copy needs no scan of its own.
-  const entry = ctx.records.writeSend(agent, n, held.bytes, held.parsed, meta, held.top)
+  const entry = ctx.records.writeSend(agent, n, held.bytes, held.parsed, meta, held.top, frame?.bytes)
   let settle!: (job: CommitJob) => void
   const job = new Promise<CommitJob>((resolve) => (settle = resolve))
   let summed!: (s: FinishSummary) => void

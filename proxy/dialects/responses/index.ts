@@ -1,7 +1,7 @@
 /**
  * The OpenAI Responses dialect (`POST /v1/responses`), sent to the openai rows: the request's shape
  * and cache facets, its tool format and error envelope here; its answer in `answer.ts`, its input
- * items in `items.ts`. Invariant: the cache reads tools → instructions → input, so the system is
+ * items in `items.ts`, its WebSocket frames in `frames.ts`. Invariant: the cache reads tools → instructions → input, so the system is
  * `instructions` plus the leading `system`/`developer` input items (Codex sends no `instructions`:
  * its base prompt is the first developer item) and the head is the first item after them. Caching
  * is automatic (explicit `prompt_cache_breakpoint` markers sit on content parts, never on tools),
@@ -26,6 +26,7 @@ import {
 } from '../shared'
 import type { Dialect, Facets } from '../../core/dialect'
 import { answerFacts, firstRequest, rebuildReply } from './answer'
+import { responsesFrames } from './frames'
 import { asCached, headOf, inputItems, isMessage, partsOf, systemEnd } from './items'
 
 /**
@@ -151,6 +152,7 @@ export const responses: Dialect = {
   firstRequest,
 
   errorBody: openai.errorBody,
+  socket: responsesFrames,
 }
 
 const part = fields({ type: str, text: str })

@@ -8,7 +8,7 @@
  */
 import type { StepPlace } from '../journal/format'
 import { readEach } from '../journal/reader'
-import { META_FILE, metaBytes, REQUEST_FILE, RESPONSE_TEXT } from '../../core/layout'
+import { FRAME_FILE, META_FILE, metaBytes, REQUEST_FILE, RESPONSE_TEXT } from '../../core/layout'
 import { answerBytes, type Finished, type FinishJob, finishStep } from '../finish'
 import { answeredMeta, type StepMeta } from '../meta'
 
@@ -63,20 +63,23 @@ function fallbackFinished(f: FinishJob, err: unknown): Finished {
   }
 }
 
-/** A step's files as its commit holds them: request.json, meta.json, and its response, if any. */
+/** A step's files as its commit holds them: request.json, meta.json, a WebSocket step's frame.json, and its response, if any. */
 export function recordFiles(job: CommitJob, finished: Finished): Record<string, Buffer> {
   const r = finished.response
   const a = r?.bytes
   // The request and a journaled answer are in one file, read through one descriptor.
   const same = a !== undefined && 'file' in a && a.file === job.request.file
-  const [request, answer] = readEach(
-    job.request.file,
-    same ? [[job.request.request], a.extents] : [[job.request.request]],
-  )
+  const wire = job.request.wire
+  const [request, frame, answer] = readEach(job.request.file, [
+    [job.request.request],
+    wire ? [wire] : [],
+    ...(same ? [a.extents] : []),
+  ])
   const files: Record<string, Buffer> = {
     [REQUEST_FILE]: request as Buffer,
     [META_FILE]: metaBytes(finished.meta),
   }
+  if (wire) files[FRAME_FILE] = frame as Buffer
   if (r) files[r.file] = answer ?? answerBytes(r.bytes)
   return files
 }

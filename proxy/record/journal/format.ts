@@ -4,15 +4,17 @@
  * LE), CRC-32 (u32 LE) — then the payload. Version 2 (written now) checks the header's first 12
  * bytes and the payload with its CRC, so a flipped bit in a step number or a length is caught;
  * version 1 (an older holdfast's journal, still read) checked the payload only. SEND's payload is the send half of
- * `meta.json` (its length as u32 LE, then its JSON) followed by the exact request bytes; SENT's is
- * empty; CHUNK's a piece of the answer; HEAD's the ResponseHead as JSON. Pure: no files.
+ * `meta.json` (its length as u32 LE, then its JSON) followed by the request bytes; WIRE's, when a
+ * step has one (a WebSocket frame: its request is the whole conversation), the exact bytes sent
+ * upstream; SENT's is empty; CHUNK's a piece of the answer; HEAD's the ResponseHead as JSON. Pure:
+ * no files.
  */
 import zlib from 'node:zlib'
 import type { StepMeta } from '../../../generated/meta'
 
 export type { StepMeta }
 
-export const FRAME = { SEND: 1, SENT: 2, CHUNK: 3, HEAD: 4 } as const
+export const FRAME = { SEND: 1, SENT: 2, CHUNK: 3, HEAD: 4, WIRE: 5 } as const
 export type FrameType = (typeof FRAME)[keyof typeof FRAME]
 export const HEADER_BYTES = 16
 /** The version written; the reader also reads LEGACY_VERSION. */
@@ -48,6 +50,8 @@ export interface StepPlace {
   file: string
   meta: Extent
   request: Extent
+  /** The exact bytes sent upstream, when they are not the request's (a WebSocket frame). */
+  wire?: Extent
   chunks: Extent[]
   head?: Extent
 }
@@ -67,7 +71,7 @@ export function readHeader(data: Buffer, at: number): FrameHeader | undefined {
   const type = data.readUInt8(at)
   const version = data.readUInt8(at + 1)
   if ((version !== VERSION && version !== LEGACY_VERSION) || data.readUInt16LE(at + 2) !== 0) return undefined
-  if (type < FRAME.SEND || type > FRAME.HEAD) return undefined
+  if (type < FRAME.SEND || type > FRAME.WIRE) return undefined
   return {
     version,
     type: type as FrameType,
@@ -107,6 +111,6 @@ export function header(type: FrameType, step: number, payload: readonly Buffer[]
 export function couldBeHeaderStart(data: Buffer, at: number): boolean {
   const type = data[at]
   const version = data[at + 1]
-  if (type === undefined || type < FRAME.SEND || type > FRAME.HEAD) return false
+  if (type === undefined || type < FRAME.SEND || type > FRAME.WIRE) return false
   return version === undefined || version === VERSION || version === LEGACY_VERSION
 }

@@ -46,6 +46,8 @@ export interface JournalStep {
   n: number
   meta: StepMeta
   request: Buffer
+  /** The exact bytes sent upstream, when the journal holds them beside the request (a WebSocket frame). */
+  wire?: Buffer
   place: StepPlace
   /** The SENT frame was written: the request went upstream (or was about to). */
   sent: boolean
@@ -114,7 +116,10 @@ export function readJournal(dir: string): JournalRead {
       }
       const s = steps.get(f.step)
       if (!s) continue
-      if (f.type === FRAME.SENT) s.sent = true
+      if (f.type === FRAME.WIRE) {
+        s.wire = Buffer.from(f.payload)
+        s.place.wire = { offset: f.offset, length: f.payload.length }
+      } else if (f.type === FRAME.SENT) s.sent = true
       else if (f.type === FRAME.CHUNK) {
         answers.get(f.step)?.push(Buffer.from(f.payload))
         s.place.chunks.push({ offset: f.offset, length: f.payload.length })

@@ -1,7 +1,8 @@
 /**
  * The journal: each agent's records before they are committed, in append-only logs
  * `<home>/workspaces/<ws>/journal/<agent>/<NNN>.log` (NNN: the first step the file holds). A step
- * is a few frames: SEND (the send half of `meta.json` and the exact request bytes), SENT (just
+ * is a few frames: SEND (the send half of `meta.json` and the request bytes; WIRE beside it when
+ * the bytes sent upstream are not those, a WebSocket frame's), SENT (just
  * before the request goes upstream), CHUNK (each piece of the answer, before the client gets it)
  * and HEAD (status, headers and size, before the client can know the answer is whole). This module
  * is the frame format and the writer; record/journal/reader the reader.
@@ -180,23 +181,26 @@ export class AgentJournal {
   }
 
   /**
-   * Write step `n`'s send half: the meta, then the request bytes, in one frame. Returns the entry
-   * the step's later frames are written through.
+   * Write step `n`'s send half: the meta, then the request bytes, in one frame (and the bytes sent
+   * upstream, `wire`, when they differ, in the same write). Returns the entry the step's later
+   * frames are written through.
    */
-  send(n: number, meta: StepMeta, request: Buffer): JournalEntry {
+  send(n: number, meta: StepMeta, request: Buffer, wire?: Buffer): JournalEntry {
     this.load()
     const seg = this.segmentFor(n)
     const metaBytes = Buffer.from(JSON.stringify(meta))
     const len = Buffer.allocUnsafe(4)
     len.writeUInt32LE(metaBytes.length, 0)
-    const at = this.append(seg, [
-      { type: FRAME.SEND, step: n, payload: [len, metaBytes, request] },
-    ])[0] as number
+    const frames: Frame[] = [{ type: FRAME.SEND, step: n, payload: [len, metaBytes, request] }]
+    // In the same write: the step is recorded with both, or not at all.
+    if (wire) frames.push({ type: FRAME.WIRE, step: n, payload: [wire] })
+    const [at, wireAt] = this.append(seg, frames) as [number, number?]
     seg.last = Math.max(seg.last, n)
     const place: StepPlace = {
       file: seg.file,
       meta: { offset: at + 4, length: metaBytes.length },
       request: { offset: at + 4 + metaBytes.length, length: request.length },
+      ...(wire && wireAt !== undefined ? { wire: { offset: wireAt, length: wire.length } } : {}),
       chunks: [],
     }
     return new JournalEntry(this, seg, n, place)
