@@ -26,6 +26,7 @@ import {
 } from '../shared'
 import type { Dialect, Facets } from '../../core/dialect'
 import { answerFacts, firstRequest, rebuildReply } from './answer'
+import { comparison } from './diagnostics'
 import { asCached, headOf, inputItems, isMessage, partsOf, systemEnd } from './items'
 
 /**
@@ -146,6 +147,7 @@ export const responses: Dialect = {
     return 0
   },
 
+  cacheComparison: comparison,
   answerFacts,
   rebuildReply,
   firstRequest,
