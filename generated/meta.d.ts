@@ -77,6 +77,19 @@ export interface StepMeta {
   response_headers?: {
     [k: string]: string
   }
+  /**
+   * Set when the hold sent another tools array than the client's: the tools the client sent, by name, in its order (the client's side of a held step).
+   */
+  client_tools?: string[]
+  /**
+   * The provider's id of its answer (anthropic msg_…, responses resp_…): what a request continuing this step names as its diagnostics id. Null when the answer named none.
+   */
+  answer_id?: string | null
+  /**
+   * The model the answer says served the step (its model field, verbatim), beside route.model, the model asked for. Null when the answer named none.
+   */
+  served_model?: string | null
+  provider_cache?: ProviderCache
   usage?: Usage | null
   cost?: Cost | null
   stop_reason?: string | null
@@ -148,10 +161,64 @@ export interface Websocket {
    */
   socket?: number
 }
+/**
+ * What the provider said about its prompt cache on this step (anthropic diagnostics.cache_miss_reason, responses prompt_cache_diagnostics). The send half says whether the request asked and with which id; the finish adds what the answer said.
+ */
+export interface ProviderCache {
+  /**
+   * The request asked for the comparison (it carried diagnostics, or prompt_cache_options.comparison_response_id).
+   */
+  asked: boolean
+  /**
+   * The id of the earlier answer the request named (null: it opted in with none).
+   */
+  compared_with: string | null
+  /**
+   * reason: the provider named one (reason, verbatim); no_miss: it compared and found no divergence (anthropic diagnostics null, responses cache_hit); pending: its comparison had not finished (anthropic cache_miss_reason null); nothing: the answer carried no verdict.
+   */
+  said?: 'reason' | 'no_miss' | 'pending' | 'nothing'
+  /**
+   * The provider's word, verbatim: anthropic cache_miss_reason.type (system_changed, tools_changed, …), responses the reason of a cache_miss or the type of its other verdicts.
+   */
+  reason?: string | null
+  /**
+   * The provider's estimate of the input tokens past the divergence (anthropic cache_missed_input_tokens, responses cache_missed_tokens).
+   */
+  missed_input_tokens?: number | null
+  /**
+   * The provider's verdict as the answer carried it, verbatim (anthropic diagnostics, responses prompt_cache_diagnostics); absent when it carried none.
+   */
+  raw?: {
+    [k: string]: unknown
+  } | null
+}
 export interface Usage {
   /**
    * Uncached input tokens.
    */
+  input_tokens: number
+  output_tokens: number
+  cache_read_tokens: number
+  cache_write_tokens: number
+  /**
+   * Of the cache writes, those with the 5 minute lifetime (anthropic usage.cache_creation), when reported.
+   */
+  cache_write_5m_tokens?: number
+  /**
+   * Of the cache writes, those with the 1 hour lifetime (anthropic usage.cache_creation), when reported.
+   */
+  cache_write_1h_tokens?: number
+  /**
+   * The provider's per-iteration usage (anthropic usage.iterations: a server-side fallback's declined and serving models, a tool loop's turns, a compaction), when reported; the step is priced from their sum.
+   */
+  iterations?: Iteration[]
+}
+export interface Iteration {
+  /**
+   * message, fallback_message, compaction, … verbatim.
+   */
+  type: string
+  model: string | null
   input_tokens: number
   output_tokens: number
   cache_read_tokens: number

@@ -33,14 +33,20 @@ export function priceFor(
 
 const round = (usd: number): number => Math.round(usd * 1e6) / 1e6
 
-/** USD of `usage` at a holdfast.yaml price (cache writes at input price when it names none). */
+/**
+ * USD of `usage` at a holdfast.yaml price (cache writes at input price when it names none; the
+ * writes of the 1 hour lifetime at `cache_write_1h` when both it and the bucket are there).
+ */
 function byOverride(p: Price, u: Usage): number {
   const write = p.cache_write ?? p.input
   const read = p.cache_read ?? p.input
+  const long =
+    p.cache_write_1h === undefined ? 0 : Math.min(u.cache_write_1h_tokens ?? 0, u.cache_write_tokens)
   return (
     (u.input_tokens * p.input +
       u.output_tokens * p.output +
-      u.cache_write_tokens * write +
+      (u.cache_write_tokens - long) * write +
+      long * (p.cache_write_1h ?? write) +
       u.cache_read_tokens * read) /
     1e6
   )
@@ -69,9 +75,47 @@ function byLibrary(
 /**
  * The step's cost, and what the hold saved when it applied: the tokens read from cache would
  * otherwise have been written (anthropic) or billed as fresh input (openai). `provider` is the
- * price library's provider id (`anthropic`, `openai`), when the dialect says it.
+ * price library's provider id (`anthropic`, `openai`), when the dialect says it. A usage with
+ * iterations (a server-side fallback, a tool loop, a compaction) is priced from their sum, each at
+ * the model that ran it; one unpriced iteration leaves the step unpriced.
  */
 export function estimateCost(
+  model: string | null | undefined,
+  usage: Usage | null,
+  holdApplied: boolean,
+  overrides?: Readonly<Record<string, Price>>,
+  provider?: string,
+): Cost | null {
+  const its = usage?.iterations
+  if (!model || !usage || !its || its.length === 0)
+    return costOf(model, usage, holdApplied, overrides, provider)
+  let usd = 0
+  const as = new Set<string>()
+  const sources = new Set<string>()
+  for (const it of its) {
+    const c = costOf(it.model ?? model, iterationUsage(it), false, overrides, provider)
+    if (!c) return null
+    usd += c.usd
+    as.add(c.priced_as)
+    if (c.price_source) sources.add(c.price_source)
+  }
+  const saved = holdApplied ? (costOf(model, usage, true, overrides, provider)?.saved_by_hold_usd ?? 0) : 0
+  return {
+    usd: round(usd),
+    saved_by_hold_usd: saved,
+    priced_as: [...as].join(' + '),
+    ...(sources.size > 0 ? { price_source: [...sources].join(' + ') } : {}),
+  }
+}
+
+const iterationUsage = (it: NonNullable<Usage['iterations']>[number]): Usage => ({
+  input_tokens: it.input_tokens,
+  output_tokens: it.output_tokens,
+  cache_read_tokens: it.cache_read_tokens,
+  cache_write_tokens: it.cache_write_tokens,
+})
+
+function costOf(
   model: string | null | undefined,
   usage: Usage | null,
   holdApplied: boolean,

@@ -43,12 +43,51 @@ export interface ToolDef {
   input_schema: Json
 }
 
+/**
+ * What a provider's answer says about its own prompt cache (anthropic `diagnostics`, responses
+ * `prompt_cache_diagnostics`), read as the provider wrote it: `raw` is its object verbatim.
+ */
+export interface CacheWord {
+  /** reason: it named one; no_miss: it compared and found none; pending: its comparison had not finished. */
+  said: 'reason' | 'no_miss' | 'pending'
+  /** The provider's own word (anthropic `type`, responses `reason`, or the type of its other verdicts). */
+  reason: string | null
+  missedInputTokens: number | null
+  raw: JsonObject | null
+}
+
 /** What a provider's answer says about tokens and why it stopped. */
 export interface AnswerFacts {
   usage: Usage | null
   stopReason: string | null
   /** An error event inside a 200 stream: the answer failed though its status said ok. */
   streamError: { type: string; message: string } | null
+  /** The answer's own id (anthropic `msg_…`, responses `resp_…`), when it names one. */
+  id?: string | null
+  /** The model the answer says served it, verbatim, when it names one. */
+  model?: string | null
+  /** The provider's word on its cache; undefined when the answer carries none. */
+  word?: CacheWord
+}
+
+/**
+ * The request field a dialect names an earlier answer in, so that the provider compares its cache
+ * with that answer's request (anthropic `diagnostics.previous_message_id`, responses
+ * `prompt_cache_options.comparison_response_id`). Values are top-level fields, to be spliced.
+ */
+export interface CacheComparison {
+  /** Whether a request asks for the comparison, and the answer it names (null: none). */
+  of(body: JsonObject): { asked: boolean; comparedWith: string | null }
+  /**
+   * The request's field naming `id` instead (undefined `id`: naming none), for a request composed
+   * from a recorded one; undefined when the request does not ask (nothing to rewrite).
+   */
+  naming(body: JsonObject, id: string | undefined): { key: string; value: Json } | undefined
+  /**
+   * The field that asks for the comparison with `id` (null: opt in with none), for a request that
+   * does not ask; undefined when the dialect cannot ask so (responses has no opt-in without an id).
+   */
+  asking(body: JsonObject, id: string | null): { key: string; value: Json } | undefined
 }
 
 /** The assistant turn of a recorded answer, and the tool calls it made. */
@@ -202,6 +241,8 @@ export interface Dialect {
   /** The field a provider row's per-agent prompt cache key goes in, when the dialect has one. */
   readonly promptCacheKeyField?: string
 
+  /** Where a request asks the provider to compare its cache with an earlier answer, if the dialect can. */
+  readonly cacheComparison?: CacheComparison
   /** Usage, stop reason and a stream's error event, from a decoded answer (`sse`: an event stream). */
   answerFacts(body: Buffer, sse: boolean): AnswerFacts
   /** The assistant turn of a recorded answer; undefined when it has none (an error, an empty stream). */

@@ -1,6 +1,7 @@
 /**
  * The finish half of a record: decode the provider's answer (the client got it as sent), read
- * usage and stop reason from it, price it, and say what the step's `response.*` file holds. Runs
+ * usage, stop reason, its id, the model that served and the provider's word on its cache from it,
+ * price it, and say what the step's `response.*` file holds. Runs
  * in the commit worker (or inline), never on the thread that serves requests; it writes nothing —
  * the commit writes the record. Invariant: a body that cannot be decoded is kept raw and the meta
  * says so; an identity answer is never copied (the commit reads it from the journal).
@@ -8,6 +9,7 @@
 import zlib from 'node:zlib'
 import { estimateCost } from '../core/cost'
 import { dialectByName, type DialectName } from '../dialects'
+import type { CacheWord } from '../core/dialect'
 import type { Price } from '../../generated/holdfast'
 import type { StepMeta } from '../../generated/meta'
 import { type Extent, type ResponseHead, type StepPlace } from './journal/format'
@@ -104,6 +106,22 @@ function journaled(
   return { sent, head: headBytes ? (JSON.parse(headBytes.toString('utf8')) as ResponseHead) : undefined, raw }
 }
 
+/** The send half's provider_cache with what the answer said (`nothing` when it carried no verdict). */
+function providerCacheOf(
+  sent: StepMeta['provider_cache'],
+  word: CacheWord | undefined,
+): NonNullable<StepMeta['provider_cache']> {
+  const asked = sent ?? { asked: false, compared_with: null }
+  if (!word) return { ...asked, said: 'nothing', reason: null, missed_input_tokens: null }
+  return {
+    ...asked,
+    said: word.said,
+    reason: word.reason,
+    missed_input_tokens: word.missedInputTokens,
+    raw: word.raw,
+  }
+}
+
 /** Complete the meta from the answer. */
 export function finishStep(job: FinishJob): Finished {
   const answer =
@@ -149,6 +167,8 @@ export function finishStep(job: FinishJob): Finished {
       dialect.rows.priceProvider,
     ),
     stop_reason: facts.stopReason,
+    ...(decoded ? { answer_id: facts.id ?? null, served_model: facts.model ?? null } : {}),
+    provider_cache: providerCacheOf(answered.provider_cache, facts.word),
     error:
       answered.error ??
       (decodeError

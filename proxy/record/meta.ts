@@ -1,8 +1,9 @@
 /**
  * meta.json, built in two halves (docs/records.md): the send half, written with request.json before
- * the send (who, where, route, sanitized headers, what the proxy changed, the hold verdict), and
- * the answer's half as far as the forward knows it (times, status, outcome, headers); the finish
- * adds what the answer's body says (usage, cost, stop reason). Pure. Invariant: no auth header,
+ * the send (who, where, route, sanitized headers, what the proxy changed, the hold verdict, whether
+ * the request asks the provider for its cache verdict), and the answer's half as far as the forward
+ * knows it (times, status, outcome, headers); the finish adds what the answer's body says (usage,
+ * cost, stop reason, its id, the model that served, the provider's cache verdict). Pure. Invariant: no auth header,
  * `set-cookie` or credential query parameter reaches a meta.
  */
 import { redactQuery } from '../core/headers'
@@ -40,6 +41,10 @@ export interface SendFacts {
   requestHeaders: Readonly<Record<string, string>>
   keyingHeaders: Record<string, string>
   hold: HoldVerdict
+  /** The tools the client sent, by name, when the hold sent another array. */
+  clientTools?: string[]
+  /** Whether the sent body asks the provider to compare its cache with an earlier answer, and which. */
+  providerCache: { asked: boolean; comparedWith: string | null }
   injected: string[]
   /** Loaded tools the harness declared itself (not injected). */
   harnessTools: string[]
@@ -73,6 +78,8 @@ export function sendMeta(s: SendFacts): StepMeta {
     request_headers: { ...s.requestHeaders },
     cache_keying_headers: s.keyingHeaders,
     hold: s.hold,
+    ...(s.clientTools ? { client_tools: s.clientTools } : {}),
+    provider_cache: { asked: s.providerCache.asked, compared_with: s.providerCache.comparedWith },
     injected_tools: s.injected,
     ...(s.harnessTools.length > 0 ? { harness_tools: s.harnessTools } : {}),
     changes: s.changes,

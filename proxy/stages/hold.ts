@@ -23,6 +23,8 @@ export interface Held {
   /** scanTopLevel(bytes), when the bytes are the composition's and it had one. */
   top?: ScannedTop
   verdict: HoldVerdict
+  /** The tools the client sent, by name in its order, when the hold sent the previous array instead. */
+  clientTools?: string[]
   /** The composition's changes, then the hold's and the history closure's. */
   changes: Change[]
   injected: string[]
@@ -47,7 +49,10 @@ export function hold(
   const v = result.verdict
   const changes = [...composed.changes]
   let parsed = composed.parsed
+  let clientTools: string[] | undefined
   if (v.applied && previous && !(previous instanceof RecordFault)) {
+    const own = Array.isArray(composed.parsed.tools) ? composed.parsed.tools : []
+    clientTools = own.map((t, i) => dialect.toolName(t) ?? `tools[${i}]`)
     parsed = { ...composed.parsed, tools: previous.parsed.tools as Json }
     const what = [
       v.held.length > 0 ? `held: ${v.held.join(', ')}` : '',
@@ -68,6 +73,7 @@ export function hold(
     parsed,
     top: closed || v.applied ? undefined : composed.top,
     verdict: v,
+    ...(clientTools ? { clientTools } : {}),
     changes,
     injected: composed.injected,
     harnessTools: composed.harnessTools,

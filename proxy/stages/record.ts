@@ -75,6 +75,8 @@ export function record(
     requestHeaders: request.recordedHeaders(),
     keyingHeaders: held.keyingHeaders,
     hold: held.verdict,
+    ...(held.clientTools ? { clientTools: held.clientTools } : {}),
+    providerCache: request.dialect.cacheComparison?.of(held.parsed) ?? { asked: false, comparedWith: null },
     injected: held.injected,
     harnessTools: held.harnessTools,
     changes: held.changes,

@@ -1,5 +1,6 @@
 /**
- * The anthropic Messages answer: usage and stop reason (JSON, or the `message_start` /
+ * The anthropic Messages answer: usage (with the writes' lifetimes and the iterations, where
+ * reported), stop reason, its id, model and cache diagnostics (JSON, or the `message_start` /
  * `message_delta` events of a stream), the assistant turn rebuilt from either (text, `tool_use`
  * with its `input_json_delta` parts joined, thinking with its signature), and an attempt's first
  * request continuing a notch. Pure. A figure the provider did not report is null, never guessed.
@@ -11,13 +12,49 @@ import { isObject, type Json, type JsonObject } from '../../core/json'
 import { sseEvents } from '../../core/sse'
 import { int, jsonObjectOf, streamErrorOf, turnText } from '../shared'
 import type { AnswerFacts, FirstRequestInput, Rebuilt } from '../../core/dialect'
+import { wordOf } from './diagnostics'
 
-function usageOf(u: JsonObject): Usage {
+/** The figures every usage object (and each of its iterations) carries. */
+function tokensOf(
+  u: JsonObject,
+): Pick<Usage, 'input_tokens' | 'output_tokens' | 'cache_read_tokens' | 'cache_write_tokens'> {
   return {
     input_tokens: int(u.input_tokens),
     output_tokens: int(u.output_tokens),
     cache_read_tokens: int(u.cache_read_input_tokens),
     cache_write_tokens: int(u.cache_creation_input_tokens),
+  }
+}
+
+/** The lifetimes' buckets of the writes (`cache_creation`) and the iterations, where reported. */
+function detailsOf(
+  u: JsonObject,
+): Pick<Usage, 'cache_write_5m_tokens' | 'cache_write_1h_tokens' | 'iterations'> {
+  const out: Pick<Usage, 'cache_write_5m_tokens' | 'cache_write_1h_tokens' | 'iterations'> = {}
+  const c = u.cache_creation
+  if (isObject(c)) {
+    out.cache_write_5m_tokens = int(c.ephemeral_5m_input_tokens)
+    out.cache_write_1h_tokens = int(c.ephemeral_1h_input_tokens)
+  }
+  if (Array.isArray(u.iterations))
+    out.iterations = u.iterations.filter(isObject).map((it) => ({
+      type: typeof it.type === 'string' ? it.type : 'message',
+      model: typeof it.model === 'string' ? it.model : null,
+      ...tokensOf(it),
+    }))
+  return out
+}
+
+function usageOf(u: JsonObject): Usage {
+  return { ...tokensOf(u), ...detailsOf(u) }
+}
+
+/** The answer's id, model and cache word, from the message object (JSON body, or `message_start`). */
+function messageFacts(m: JsonObject): Pick<AnswerFacts, 'id' | 'model' | 'word'> {
+  return {
+    id: typeof m.id === 'string' ? m.id : null,
+    model: typeof m.model === 'string' ? m.model : null,
+    word: wordOf(m.diagnostics),
   }
 }
 
@@ -28,14 +65,17 @@ export function answerFacts(body: Buffer, sse: boolean): AnswerFacts {
       usage: v && isObject(v.usage) ? usageOf(v.usage) : null,
       stopReason: v && typeof v.stop_reason === 'string' ? v.stop_reason : null,
       streamError: null,
+      ...(v && v.type === 'message' ? messageFacts(v) : {}),
     }
   }
   const events = sseEvents(body.toString('utf8'))
   let usage = null as Usage | null
   let stopReason: string | null = null
+  let facts: Pick<AnswerFacts, 'id' | 'model' | 'word'> = {}
   for (const e of events) {
-    if (e.type === 'message_start' && isObject(e.message) && isObject(e.message.usage)) {
-      usage = usageOf(e.message.usage)
+    if (e.type === 'message_start' && isObject(e.message)) {
+      facts = messageFacts(e.message)
+      if (isObject(e.message.usage)) usage = usageOf(e.message.usage)
     } else if (e.type === 'message_delta') {
       if (isObject(e.delta) && typeof e.delta.stop_reason === 'string') stopReason = e.delta.stop_reason
       if (isObject(e.usage)) {
@@ -45,15 +85,17 @@ export function answerFacts(body: Buffer, sse: boolean): AnswerFacts {
         const or = (v: Json | undefined, before: number | undefined): number =>
           v !== undefined ? int(v) : (before ?? 0)
         usage = {
+          ...was,
           input_tokens: or(d.input_tokens, was?.input_tokens),
           output_tokens: int(d.output_tokens),
           cache_read_tokens: or(d.cache_read_input_tokens, was?.cache_read_tokens),
           cache_write_tokens: or(d.cache_creation_input_tokens, was?.cache_write_tokens),
+          ...detailsOf(d),
         }
       }
     }
   }
-  return { usage, stopReason, streamError: streamErrorOf(events) }
+  return { usage, stopReason, streamError: streamErrorOf(events), ...facts }
 }
 
 function rebuilt(content: Json[]): Rebuilt {

@@ -23,6 +23,7 @@ import {
 } from '../shared'
 import type { Dialect, Facets, RowFamily } from '../../core/dialect'
 import { answerFacts, firstRequest, rebuildReply } from './answer'
+import { comparison } from './diagnostics'
 
 /** A string content as the one text block it stands for; arrays as they are; anything else as given. */
 export function asBlocks(v: Json | undefined): Json | undefined {
@@ -138,6 +139,7 @@ export const anthropic: Dialect = {
     return n
   },
 
+  cacheComparison: comparison,
   answerFacts,
   rebuildReply,
   firstRequest,

@@ -2,7 +2,8 @@
  * The OpenAI Responses answer: usage (`input_tokens` counts cached ones: reads in
  * `input_tokens_details.cached_tokens`, writes in `cache_write_tokens` where reported), the stop
  * reason (`incomplete_details.reason`, else `status`), from the response object or the terminal
- * event of a stream (`response.completed` / `incomplete` / `failed`); a stream's `error` event or
+ * event of a stream (`response.completed` / `incomplete` / `failed`), with its id, model and
+ * `prompt_cache_diagnostics`; a stream's `error` event or
  * `response.failed` is a stream error. The assistant turn is the `output` items, to be appended to
  * `input` as they are; an attempt's first request continues a notch with them. Pure. A figure the
  * provider did not report is null, never guessed.
@@ -15,6 +16,7 @@ import { sseEvents } from '../../core/sse'
 import { arrayOf, int, jsonObjectOf, turnText } from '../shared'
 import type { AnswerFacts, FirstRequestInput, Rebuilt } from '../../core/dialect'
 import { inputItems, userMessage } from './items'
+import { wordOf } from './diagnostics'
 
 /** Events whose `response` is the final response object. */
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed'])
@@ -66,6 +68,15 @@ function finalResponse(events: readonly JsonObject[]): JsonObject | undefined {
   return undefined
 }
 
+/** The response's id, model and cache diagnostics. */
+function responseFacts(r: JsonObject): Pick<AnswerFacts, 'id' | 'model' | 'word'> {
+  return {
+    id: typeof r.id === 'string' ? r.id : null,
+    model: typeof r.model === 'string' ? r.model : null,
+    word: wordOf(r.prompt_cache_diagnostics),
+  }
+}
+
 export function answerFacts(body: Buffer, sse: boolean): AnswerFacts {
   if (!sse) {
     const v = jsonObjectOf(body)
@@ -73,6 +84,7 @@ export function answerFacts(body: Buffer, sse: boolean): AnswerFacts {
       usage: v && isObject(v.usage) ? usageOf(v.usage) : null,
       stopReason: v ? stopOf(v) : null,
       streamError: null,
+      ...(v && v.object === 'response' ? responseFacts(v) : {}),
     }
   }
   const events = sseEvents(body.toString('utf8'))
@@ -81,6 +93,7 @@ export function answerFacts(body: Buffer, sse: boolean): AnswerFacts {
     usage: final && isObject(final.usage) ? usageOf(final.usage) : null,
     stopReason: final ? stopOf(final) : null,
     streamError: streamErrorOf(events),
+    ...(final ? responseFacts(final) : {}),
   }
 }
 

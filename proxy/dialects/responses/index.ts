@@ -27,6 +27,7 @@ import {
 import type { Dialect, Facets } from '../../core/dialect'
 import { answerFacts, firstRequest, rebuildReply } from './answer'
 import { responsesFrames } from './frames'
+import { comparison } from './diagnostics'
 import { asCached, headOf, inputItems, isMessage, partsOf, systemEnd } from './items'
 
 /**
@@ -147,6 +148,7 @@ export const responses: Dialect = {
     return 0
   },
 
+  cacheComparison: comparison,
   answerFacts,
   rebuildReply,
   firstRequest,

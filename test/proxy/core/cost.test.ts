@@ -75,6 +75,72 @@ describe('estimateCost', () => {
     }
   })
 
+  it('prices a step with iterations from their sum, each at the model that ran it', () => {
+    const prices = { 'claude-opus': { input: 10, output: 0 }, 'claude-sonnet': { input: 1, output: 0 } }
+    const usage: Usage = {
+      input_tokens: 2e6,
+      output_tokens: 0,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      iterations: [
+        {
+          type: 'message',
+          model: 'claude-opus-5',
+          input_tokens: 1e6,
+          output_tokens: 0,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
+        },
+        {
+          type: 'fallback_message',
+          model: 'claude-sonnet-5',
+          input_tokens: 1e6,
+          output_tokens: 0,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
+        },
+      ],
+    }
+    // Priced as the served model alone it would be $2; the declined opus iteration costs $10 of it.
+    expect(estimateCost('claude-sonnet-5', usage, false, prices)).toEqual({
+      usd: 11,
+      saved_by_hold_usd: 0,
+      priced_as: 'claude-opus + claude-sonnet',
+      price_source: 'holdfast.yaml',
+    })
+  })
+
+  it('leaves a step unpriced when one of its iterations ran on a model no table prices', () => {
+    const usage: Usage = {
+      ...MTOK,
+      iterations: [
+        {
+          type: 'message',
+          model: 'frontier-model-9',
+          input_tokens: 1,
+          output_tokens: 1,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
+        },
+      ],
+    }
+    expect(estimateCost('claude-opus-4-7', usage, false, undefined, 'anthropic')).toBeNull()
+  })
+
+  it('prices the writes of the 1 hour lifetime at cache_write_1h where holdfast.yaml names it', () => {
+    const prices = { m: { input: 1, output: 0, cache_write: 2, cache_write_1h: 4 } }
+    const u: Usage = {
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_read_tokens: 0,
+      cache_write_tokens: 3e6,
+      cache_write_5m_tokens: 2e6,
+      cache_write_1h_tokens: 1e6,
+    }
+    expect(estimateCost('m', u, false, prices)?.usd).toBe(8)
+    expect(estimateCost('m', u, false, { m: { input: 1, output: 0, cache_write: 2 } })?.usd).toBe(6)
+  })
+
   it('names the version of the price library that is installed', () => {
     const pkg = JSON.parse(
       fs.readFileSync(

@@ -6,6 +6,7 @@ import { answerBytes, finishStep, type FinishJob } from '../../../proxy/record/f
 import { Journal } from '../../../proxy/record/journal/writer'
 import type { StepMeta } from '../../../generated/meta'
 import { tempHome } from '../../support/harness'
+import { schemaValidator } from '../../../proxy/store/config/schemas'
 
 const meta = {
   version: 1,
@@ -96,5 +97,54 @@ describe('the finish half', () => {
     expect(f.response?.bytes).toEqual({ file: entry.place.file, extents: entry.place.chunks })
     expect(answerBytes(f.response!.bytes).toString()).toBe(answer)
     fs.rmSync(dir, { recursive: true, force: true })
+  })
+})
+
+describe("the provider's word and the model that served", () => {
+  const asked = { ...meta, provider_cache: { asked: true, compared_with: 'msg_1' } } as StepMeta
+  const withMeta = (m: StepMeta, body: string): FinishJob => ({ ...job(Buffer.from(body)), meta: m })
+
+  it('records the answer id, the served model and the diagnostics verbatim beside the id the request named', () => {
+    const diagnostics = { cache_miss_reason: { type: 'system_changed', cache_missed_input_tokens: 4100 } }
+    const body = JSON.stringify({
+      ...JSON.parse(answer),
+      type: 'message',
+      id: 'msg_2',
+      model: 'claude-sonnet-5',
+      diagnostics,
+    })
+    const f = finishStep(withMeta(asked, body))
+    expect(f.meta.answer_id).toBe('msg_2')
+    expect(f.meta.served_model).toBe('claude-sonnet-5')
+    expect(f.meta.route.model).toBe('claude-sonnet-4-5')
+    expect(f.meta.provider_cache).toEqual({
+      asked: true,
+      compared_with: 'msg_1',
+      said: 'reason',
+      reason: 'system_changed',
+      missed_input_tokens: 4100,
+      raw: diagnostics,
+    })
+    expect(schemaValidator('meta')(structuredClone(f.meta))).toBe(true)
+  })
+
+  it('records that the provider said nothing when the answer carried no verdict', () => {
+    const f = finishStep(withMeta(asked, answer))
+    expect(f.meta.provider_cache).toEqual({
+      asked: true,
+      compared_with: 'msg_1',
+      said: 'nothing',
+      reason: null,
+      missed_input_tokens: null,
+    })
+    expect(f.meta.answer_id).toBeNull()
+  })
+
+  it('records a step that did not ask as not asked, and nothing said', () => {
+    expect(finishStep(withMeta(meta, answer)).meta.provider_cache).toMatchObject({
+      asked: false,
+      compared_with: null,
+      said: 'nothing',
+    })
   })
 })

@@ -39,6 +39,7 @@ function facts(over: Partial<SendFacts> = {}): SendFacts {
     requestHeaders: { 'content-type': 'application/json', 'user-agent': 'codex' },
     keyingHeaders: {},
     hold: HOLD,
+    providerCache: { asked: false, comparedWith: null },
     injected: ['fs_read'],
     harnessTools: [],
     changes: [{ field: 'tools', why: 'appended loaded tools: fs_read' }],
@@ -104,6 +105,16 @@ describe('the send half', () => {
     expect(m.harness_tools).toEqual(['mcp__holdfast__fs_read'])
     expect(m.step).toBe('1234')
     expect(valid(m)).toBe(true)
+  })
+
+  it("records whether the request asks for the provider's cache verdict, and the client's tools of a held step", () => {
+    const m = sendMeta(
+      facts({ providerCache: { asked: true, comparedWith: 'msg_1' }, clientTools: ['Read', 'Edit'] }),
+    )
+    expect(m.provider_cache).toEqual({ asked: true, compared_with: 'msg_1' })
+    expect(m.client_tools).toEqual(['Read', 'Edit'])
+    expect(valid(m)).toBe(true)
+    expect(sendMeta(facts())).not.toHaveProperty('client_tools')
   })
 
   it("copies the request headers, so a later change to the caller's object cannot reach the record", () => {

@@ -31,6 +31,7 @@ function toolsSpan(body: Buffer): Buffer {
 
 interface Meta {
   hold: { applied: boolean; reason: string; held: string[] }
+  client_tools?: string[]
   usage: { cache_read_tokens: number } | null
 }
 
@@ -117,6 +118,9 @@ describe('the hold with the anthropic SDK', () => {
     expect(steps.map((s, i) => s.request.equals(p.fake.received[i]!.body))).toEqual([true, true, true])
     expect(steps[0]!.meta.hold).toEqual({ applied: false, reason: 'first-step', held: [] })
     expect(steps[1]!.meta.hold).toEqual({ applied: true, reason: 'applied', held: ['b'] })
+    // The client's side of the held step: what it sent, beside the array that went upstream.
+    expect(steps[1]!.meta.client_tools).toEqual(['a'])
+    expect(steps[0]!.meta.client_tools).toBeUndefined()
     expect(steps[1]!.meta.usage?.cache_read_tokens).toBe(r2.usage.cache_read_input_tokens)
     expect(steps[2]!.meta.hold).toEqual({ applied: false, reason: 'not-a-sub-multiset', held: [] })
 

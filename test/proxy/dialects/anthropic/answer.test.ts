@@ -80,3 +80,99 @@ describe('rebuilding an anthropic reply', () => {
     expect(anthropic.rebuildReply(sse([{ type: 'message_start', message: {} }]), true)).toBeUndefined()
   })
 })
+
+describe("an anthropic answer's id, served model and cache word", () => {
+  const diagnostics = { cache_miss_reason: { type: 'tools_changed', cache_missed_input_tokens: 900 } }
+  const usage = {
+    input_tokens: 10,
+    output_tokens: 5,
+    cache_read_input_tokens: 100,
+    cache_creation_input_tokens: 900,
+    cache_creation: { ephemeral_5m_input_tokens: 600, ephemeral_1h_input_tokens: 300 },
+  }
+
+  it('reads the id, the model that served, the diagnostics and the writes by lifetime from a JSON answer', () => {
+    const body = { type: 'message', id: 'msg_2', model: 'claude-opus-4-8', content: [], diagnostics, usage }
+    expect(anthropic.answerFacts(Buffer.from(JSON.stringify(body)), false)).toEqual({
+      usage: {
+        input_tokens: 10,
+        output_tokens: 5,
+        cache_read_tokens: 100,
+        cache_write_tokens: 900,
+        cache_write_5m_tokens: 600,
+        cache_write_1h_tokens: 300,
+      },
+      stopReason: null,
+      streamError: null,
+      id: 'msg_2',
+      model: 'claude-opus-4-8',
+      word: { said: 'reason', reason: 'tools_changed', missedInputTokens: 900, raw: diagnostics },
+    })
+  })
+
+  it("reads them from message_start's message when streaming, keeping the lifetimes past message_delta", () => {
+    const facts = anthropic.answerFacts(
+      sse([
+        {
+          type: 'message_start',
+          message: { id: 'msg_3', model: 'claude-sonnet-5', diagnostics: null, usage },
+        },
+        { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 7 } },
+      ]),
+      true,
+    )
+    expect(facts).toMatchObject({
+      id: 'msg_3',
+      model: 'claude-sonnet-5',
+      word: { said: 'no_miss', reason: null },
+      stopReason: 'end_turn',
+      usage: { output_tokens: 7, cache_write_tokens: 900, cache_write_1h_tokens: 300 },
+    })
+  })
+
+  it('reads no word from an answer that carries no diagnostics', () => {
+    const body = { type: 'message', id: 'msg_4', model: 'm', content: [], usage }
+    expect(anthropic.answerFacts(Buffer.from(JSON.stringify(body)), false).word).toBeUndefined()
+  })
+
+  it("reads a fallback's iterations, each with the model that ran it", () => {
+    const body = {
+      type: 'message',
+      id: 'msg_5',
+      model: 'claude-sonnet-5',
+      content: [],
+      usage: {
+        ...usage,
+        iterations: [
+          { type: 'message', model: 'claude-opus-5', input_tokens: 10, output_tokens: 0 },
+          {
+            type: 'fallback_message',
+            model: 'claude-sonnet-5',
+            input_tokens: 10,
+            output_tokens: 5,
+            cache_read_input_tokens: 100,
+            cache_creation_input_tokens: 900,
+          },
+        ],
+      },
+    }
+    expect(anthropic.answerFacts(Buffer.from(JSON.stringify(body)), false).usage?.iterations).toEqual([
+      {
+        type: 'message',
+        model: 'claude-opus-5',
+        input_tokens: 10,
+        output_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+      },
+      {
+        type: 'fallback_message',
+        model: 'claude-sonnet-5',
+        input_tokens: 10,
+        output_tokens: 5,
+        cache_read_tokens: 100,
+        cache_write_tokens: 900,
+      },
+    ])
+  })
+})

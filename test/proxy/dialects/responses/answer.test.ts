@@ -40,12 +40,9 @@ describe('usage and stop reason of a responses answer', () => {
   it('reads uncached input, cache reads and output from a JSON answer and from response.completed', () => {
     const r = answer({ text: 'Hi.' })
     const usage = { input_tokens: 176, output_tokens: 1, cache_read_tokens: 1024, cache_write_tokens: 0 }
-    expect(responses.answerFacts(json(r), false)).toEqual({
-      usage,
-      stopReason: 'completed',
-      streamError: null,
-    })
-    expect(responses.answerFacts(sse(r), true)).toEqual({ usage, stopReason: 'completed', streamError: null })
+    const facts = { usage, stopReason: 'completed', streamError: null, id: 'resp_fake000007', model: 'gpt-5' }
+    expect(responses.answerFacts(json(r), false)).toEqual(facts)
+    expect(responses.answerFacts(sse(r), true)).toEqual(facts)
   })
 
   it('counts cache writes where the provider reports them, and never below zero', () => {
@@ -214,5 +211,15 @@ describe("a responses attempt's first request", () => {
     })
     expect(body.max_output_tokens).toBe(50)
     expect((body.input as JsonObject[]).map((i) => i.type ?? i.role)).toEqual(['user', 'message', 'message'])
+  })
+})
+
+describe("a responses answer's cache word", () => {
+  it('reads prompt_cache_diagnostics from a JSON response and from the final response of a stream', () => {
+    const diagnostics = { type: 'cache_miss', reason: 'instructions_changed', cache_missed_tokens: 1500 }
+    const r = { ...answer({ text: 'Hi.' }), prompt_cache_diagnostics: diagnostics }
+    const word = { said: 'reason', reason: 'instructions_changed', missedInputTokens: 1500, raw: diagnostics }
+    expect(responses.answerFacts(json(r), false).word).toEqual(word)
+    expect(responses.answerFacts(sse(r), true).word).toEqual(word)
   })
 })
