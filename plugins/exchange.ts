@@ -113,7 +113,7 @@ export function summarize(
  * all of them (`LAZY`) and call the thunks each object keeps here. An object literal's getters are
  * new closures each time: no two views shared a hidden class (V8 kept each in dictionary mode), and
  * with such views a young collection freed nothing they reached: the request's parsed body was
- * promoted, 10 KB per 10 KB request on the server thread (docs/benchmarks.md, "Collections at c=1").
+ * promoted, as much as the request itself on the server thread (docs/benchmarks.md, "Collections at c=1").
  */
 class LazyFields {
   readonly #thunks: Readonly<Record<string, () => unknown>>

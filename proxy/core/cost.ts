@@ -143,7 +143,7 @@ function costOf(
   const found = byLibrary(model, usage, provider)
   if (!found) return null
   // With nothing read from cache the unheld usage is the usage itself: nothing saved, and the
-  // library is not asked twice (what a call costs: docs/architecture.md#performance-devices).
+  // library is not asked twice (what a call costs: docs/performance.md).
   const saved =
     holdApplied && usage.cache_read_tokens > 0
       ? (byLibrary(model, unheld, provider)?.usd ?? found.usd) - found.usd

@@ -7,7 +7,7 @@
  * Why: V8 puts every large string in a large-object page of its own, mapped afresh and unmapped
  * at the next garbage collection; parsing a large body the plain way makes two such strings (the
  * text, then the message inside it), each paid for in page faults (the figures and the command:
- * docs/architecture.md#performance-devices). So a body over twice PIECE bytes is parsed in
+ * docs/performance.md). So a body over twice PIECE bytes is parsed in
  * pieces of at most PIECE bytes: runs of small members or elements with one `JSON.parse` each, a
  * large value by recursing into it, and a long string as the concatenation of its pieces (a rope:
  * V8 keeps it in pieces until something needs it flat). The bytes between pieces (whitespace,

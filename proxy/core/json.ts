@@ -1,7 +1,7 @@
 /**
  * JSON values as parsed by `JSON.parse`, and the two helpers every comparison uses.
  * Invariant: comparisons of request parts ignore `cache_control` markers (DESIGN §6) and
- * never re-stringify to compare (deep equality is far cheaper: docs/architecture.md#performance-devices).
+ * never re-stringify to compare (deep equality is far cheaper: docs/performance.md).
  */
 import { dequal } from 'dequal'
 

@@ -7,7 +7,7 @@ export class Mutex {
   run<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.tail.then(fn, fn)
     // The tail keeps no result: an idle agent's lock held its last step's request alive (its raw
-    // and held bytes), once per agent that ever sent one (docs/architecture.md#performance-devices).
+    // and held bytes), once per agent that ever sent one (docs/performance.md).
     this.tail = next.then(
       () => undefined,
       () => undefined,

@@ -122,7 +122,7 @@ export class Upstream {
 
   /**
    * Made at the first request, and undici loaded with it: a holdfast that has sent nothing does
-   * not carry it (what that saves and costs: docs/architecture.md#performance-devices).
+   * not carry it (what that saves and costs: docs/performance.md).
    */
   private get agent(): Agent {
     if (this.pool) return this.pool

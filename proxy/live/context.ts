@@ -37,7 +37,7 @@ export interface StepCommitted {
 /** An agent idle this long is forgotten (holdfast.yaml `limits.agent_idle_ms`). */
 const AGENT_IDLE_MS = 10 * 60_000
 
-/** Answered steps not yet on their branch past which new steps wait (docs/architecture.md#performance-devices). */
+/** Answered steps not yet on their branch past which new steps wait (docs/performance.md). */
 const COMMIT_BACKLOG_LIMIT = 512
 
 export class ServerContext {
@@ -116,7 +116,7 @@ export class ServerContext {
 
   /**
    * The tool hosts (MCP clients), made on first use: the MCP SDK (its heap and code:
-   * docs/architecture.md#performance-devices) is loaded only by a server that uses tools.
+   * docs/performance.md) is loaded only by a server that uses tools.
    */
   get tools(): ToolHosts {
     // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -6,7 +6,7 @@
  * collection runs, then `malloc_trim(0)` (proxy/process/malloc-trim); health's `idle_collection_ms` and
  * `malloc_trim_ms` say what each took. Not a compacting collection: its pause is one a step
  * arriving at that moment would wait out. What each gives back and costs, and the command that
- * measures it: docs/architecture.md#performance-devices.
+ * measures it: docs/performance.md.
  * Invariant: at most one collection and one trim per idle period, never while a request is in
  * flight, none without a step (a request that `grows`) since the last one; `idleMs` 0: never, and
  * so no trim either. The collector is V8's own `gc`, exposed at run time when node was not started

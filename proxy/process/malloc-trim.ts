@@ -7,7 +7,7 @@
  * its collection, so `limits.idle_collect_ms: 0` turns it off too; health's `malloc_trim_ms` says
  * what it took. Reached through koffi (a maintained FFI with prebuilt binaries: no compiler at
  * install), loaded on first use: an idle proxy that never served a step never loads it. What it
- * gives back and costs, with the command: docs/architecture.md#performance-devices.
+ * gives back and costs, with the command: docs/performance.md.
  * Invariant: a no-op where there is no glibc (macOS, Windows, musl) or koffi cannot load — never
  * an error.
  */

@@ -1,6 +1,6 @@
 /**
  * The previous records the hold compares with, kept in memory: each agent's last recorded request
- * (so a large record is parsed once; docs/architecture.md#performance-devices), within one byte budget over all agents — the least recently
+ * (so a large record is parsed once; docs/performance.md), within one byte budget over all agents — the least recently
  * used agent's copy is dropped first and read from the record again next time (record/index).
  * Invariant: a kept copy is exactly what was recorded, slimmed to what the hold reads: of the
  * parse, the top-level fields, the system messages and the head; of the bytes, the `tools` value

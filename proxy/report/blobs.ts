@@ -1,7 +1,7 @@
 /**
  * Reading many committed files at once for the reports: an agent's step files listed by one
  * `git ls-tree` and their blobs read by one `git cat-file --batch` (isomorphic-git reads one object
- * at a time: docs/architecture.md#performance-devices), and the
+ * at a time: docs/performance.md), and the
  * parsed metas of committed steps kept by blob id (a blob never changes). Invariant: a blob read here is the blob
  * git holds under that id; a git that cannot answer leaves the caller to read one by one.
  */

@@ -9,7 +9,7 @@
  * never a cached one; within a batch each agent tree after the first is the previous body with one
  * entry spliced in, kept as pieces of it (hashed over the whole tree, written as a delta on it,
  * joined only when the pack writes it whole). An empty batch writes nothing. Why the trees are
- * pieced: docs/architecture.md#performance-devices.
+ * pieced: docs/performance.md.
  */
 import { formatStep } from '../../core/naming'
 import {
@@ -80,9 +80,8 @@ async function agentTree(repo: Repo, oid: string | undefined): Promise<GitTree> 
 
 /**
  * An agent gets a chain pack of its own once one of its requests is this large (and keeps it):
- * below it a delta saves little, and rewriting a chain per batch for each of 32 agents sending 10
- * KB requests cost 2.37 ms of CPU a step against 1.55 with one shared pack per batch (`npm run
- * bench`, 10 KB JSON c=32).
+ * below it a delta saves little, and rewriting a chain per batch for each of many agents sending
+ * small requests cost more CPU a step than one shared pack per batch (docs/performance.md, chain packs).
  */
 export const CHAIN_FROM = 32 * 1024
 

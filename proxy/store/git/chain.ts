@@ -23,8 +23,8 @@ export const CHAIN_MAX = 2 * 1024 * 1024
 const CHAINS_KEPT = 256
 /**
  * Bytes of bases (each chain's last request and tree) kept over all chains: past it, the least
- * recently extended chains let theirs go (their next request is written whole). 32 chains of 1 MB
- * requests held 40 MB in the commit worker after `npm run bench`.
+ * recently extended chains let theirs go (their next request is written whole); without a budget
+ * the bases of many large chains stayed in the commit worker (docs/performance.md, chain packs).
  */
 export const BASES_BUDGET = 16 * 1024 * 1024
 
@@ -106,7 +106,7 @@ export function extendChain(
     let idx: Buffer | undefined
     try {
       // The entries are read from the index, not kept: with hundreds of chains' entries kept, the
-      // commit worker's heap used 31.8 MB after `npm run bench` (13.0 before chains).
+      // commit worker's heap more than doubled (docs/performance.md, chain packs).
       idx = fs.readFileSync(path.join(dir, `${old.name}.idx`))
       bytes = fs.readFileSync(path.join(dir, `${old.name}.pack`))
     } catch (err) {
@@ -152,9 +152,8 @@ export function extendChain(
  * reader that listed the packs just before still finds the files it listed (isomorphic-git reads
  * an index, then its pack, some awaits after listing them; a reader that takes longer tries again:
  * read.ts). A flush per commit instead would be two `fdatasync`s a step, beside the server
- * thread's journal writes on the same disk. (Whether they cost it latency was not shown: the
- * x-run conversation's late steps in `npm run bench` were 7.00 ms added with them, 5.04–7.23 ms in
- * four runs with rounds.)
+ * thread's journal writes on the same disk. (Whether they cost it latency was not shown:
+ * docs/performance.md, chain packs.)
  */
 const RETIRE_EVERY_MS = 1000
 

@@ -28,10 +28,9 @@ import { indexOf, type PackEntry, u32 } from './pack-index'
 
 /**
  * Longest chain of deltas written: a reader applies them all to get the object back, and
- * isomorphic-git keeps no delta base between reads. An 825 KB request read from a fresh handle
- * (the hold's previous request after a restart, a step page) took 115 ms warm at 49 deep, 71–116
- * at 24, 55 at 16 (a script not kept: docs/benchmarks.md, 2026-12-06); the 150-step
- * conversation's repository was 1.04×, 1.49× and 1.95× its final request (`bench/long.ts 150 8`).
+ * isomorphic-git keeps no delta base between reads: a deep chain makes a fresh read (the hold's
+ * previous request after a restart, a step page) slow, a shallow one makes the repository larger
+ * (the read times and sizes by depth: docs/benchmarks.md, 2026-12-06; docs/performance.md).
  * A request past it is written whole, the next ones deltas on it.
  */
 export const MAX_DELTA_DEPTH = 24

@@ -4,7 +4,7 @@
  * under git's own `<ref>.lock` (create exclusively, write, check the old value, rename).
  * Absent refs read as undefined; a prefix with no refs lists []. Reads and the swap itself are
  * synchronous: a ref is 41 bytes, and each trip through the thread pool cost more CPU than the
- * read (the commit worker moves one ref per agent per batch; docs/architecture.md#performance-devices).
+ * read (the commit worker moves one ref per agent per batch; docs/performance.md).
  * Waiting out a held lock never blocks.
  */
 import fs, { promises as fsp } from 'node:fs'

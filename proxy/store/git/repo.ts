@@ -175,7 +175,7 @@ const nodeFs: PromiseFsClient = {
 /**
  * The fs client for isomorphic-git: Node's fs with crash-safe writeFile and mkdir that tolerates
  * EEXIST. Handed over already wrapped in isomorphic-git's FileSystem: a plain client is re-wrapped
- * on every call, probing `readFile()` twice (docs/architecture.md#performance-devices).
+ * on every call, probing `readFile()` twice (docs/performance.md).
  */
 const repoFs = new FileSystem(nodeFs) as unknown as FsClient
 
