@@ -10,6 +10,9 @@ import { assertName } from '../core/naming'
 import { listWorkspaces, Workspace } from '../store/workspace'
 import { TeammateWorkspace } from '../remote/teammates'
 
+/** An agent's steps, committed and pending, in order: what the view's pages list (they read records through report/). */
+export { listSteps, type StepRef } from '../record/read'
+
 /** A report asked for something that does not exist; the message names what does. */
 export class NotFound extends Error {
   constructor(message: string) {

@@ -6,9 +6,8 @@
  * the server renders for that page (links and the server-only form aside).
  */
 import { formatStep } from '../core/naming'
-import { listSteps } from '../record/read'
 import { windowedFiles } from '../report/step-files'
-import { existingAgent, existingWorkspace } from '../report/lookup'
+import { existingAgent, existingWorkspace, listSteps } from '../report/lookup'
 import { type Html } from './html'
 import { exportDocument, exportSection } from './layout'
 import { exportLinks as links, sectionId } from './links'

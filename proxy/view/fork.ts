@@ -10,11 +10,7 @@ import path from 'node:path'
 import { type AttemptEvent, fireCohort } from '../attempts/fire'
 import { formatStep } from '../core/naming'
 import { type RolesReport, rolesAt } from '../report/roles'
-import { readCommitInfo } from '../store/git'
-import { readRef } from '../store/git/refs'
-import { agentRef } from '../core/layout'
-import { stepCommit } from '../store/git/notch'
-import { stepOfSubject } from '../core/layout'
+import { notchCommit } from '../report/notch'
 import type { HoldfastConfig } from '../store/config'
 import type { ConfigReader } from '../store/config/lineage'
 import type { Workspace } from '../store/workspace'
@@ -38,30 +34,6 @@ export function skillsPool(home: string): string[] {
   } catch {
     return [] // no pool yet
   }
-}
-
-/** Each agent's step commits found so far (from its tip down), by `<gitdir>\0<agent>`. */
-const stepCommits = new Map<string, { tip: string; commits: Map<number, string> }>()
-
-/**
- * The commit of step `n` on the agent's branch. The first question walks the branch from its tip
- * once (as store/git/notch's stepCommit does); later ones walk only what was committed since.
- */
-export async function notchCommit(ws: Workspace, agent: string, n: number): Promise<string | undefined> {
-  const tip = await readRef(ws.repo, agentRef(agent))
-  if (!tip) return undefined
-  const key = `${ws.repo.gitdir}\0${agent}`
-  const known = stepCommits.get(key)
-  if (known?.tip === tip) return known.commits.get(n)
-  const commits = new Map(known?.commits)
-  for (let oid: string | undefined = tip; oid && oid !== known?.tip;) {
-    const info = await readCommitInfo(ws.repo, oid)
-    const s = stepOfSubject(info.message)
-    if (s?.agent === agent) commits.set(s.n, oid)
-    oid = info.parents[0]
-  }
-  stepCommits.set(key, { tip, commits })
-  return commits.get(n) ?? (await stepCommit(ws.repo, agent, n))
 }
 
 /** What the form offers at a step, or why it cannot (pending, not answered, no readable config). */

@@ -7,8 +7,8 @@
 import type http from 'node:http'
 import { HoldfastError } from '../core/errors'
 import type { ServerContext } from '../live/context'
-import { readStepFile } from '../record/read'
 import { existingAgent, existingWorkspace } from '../report/lookup'
+import { directFiles } from '../report/step-files'
 import type { Workspace } from '../store/workspace'
 import { PAGE_HEADERS, pageOf, send } from './answer'
 import { formValue, formValueOk } from './auth'
@@ -31,7 +31,7 @@ import { stepBody, stepData } from './pages/step'
 import { treeRows, workspaceBody, workspaceCards, workspaceData } from './pages/workspace'
 import { workspaceRows, workspacesBody } from './pages/workspaces'
 import type { Route } from './routes'
-import { statusFor, statusText } from './statusline'
+import { statusFor, statusText } from '../report/statusline'
 
 /** A live page's event stream: the commits `wants` picks re-render its regions; a failed update is logged. */
 function live(
@@ -128,7 +128,7 @@ export async function get(
     case 'raw': {
       const ws = await existingWorkspace(ctx.home, route.ws)
       await existingAgent(ws, route.agent)
-      const bytes = await readStepFile(ws, route.agent, route.n, route.file)
+      const bytes = await directFiles(ws, route.agent).file(route.n, route.file)
       if (!bytes)
         throw new HoldfastError('NOT_FOUND', `step ${route.n} of ${route.agent} has no ${route.file}`)
       res.writeHead(200, {

@@ -1,8 +1,8 @@
 /**
  * The real Codex CLI (pinned) through `holdfast run -- codex exec …`, with Codex's built-in OpenAI
  * provider as a user has it (no `model_provider` of holdfast's in config.toml): `run` routes it by
- * Codex's own flag (`-c openai_base_url=…`), holdfast answers its WebSocket try 426 so it falls back
- * to HTTP at once, and the session is recorded as one chain with its session headers and prompt
+ * Codex's own flag (`-c openai_base_url=…`); this provider speaks HTTP only and refuses the upgrade
+ * holdfast passes on, so holdfast answers Codex's WebSocket try 426 and it falls back to HTTP at once, and the session is recorded as one chain with its session headers and prompt
  * cache key in meta.json and its turn metadata without repository URLs. Loopback only; bounded.
  */
 import { spawnSync } from 'node:child_process'
@@ -24,7 +24,7 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
-test('holdfast run -- codex exec records the session through Codex’s own base-URL flag, after a 426 on its WebSocket', async () => {
+test('holdfast run -- codex exec records the session through Codex’s own base-URL flag, after a 426 when the provider refuses the WebSocket', async () => {
   const home = path.join(dir, 'holdfast')
   const codexHome = path.join(dir, 'codex-home')
   const work = path.join(dir, 'work')
@@ -68,10 +68,12 @@ test('holdfast run -- codex exec records the session through Codex’s own base-
     code: 0,
     stdout: 'The command printed holdfast-marker.',
   })
-  // No five WebSocket retries (5-10 s each run): the 426 sent it to HTTP at once.
+  // No five WebSocket retries (5-10 s each run): the provider refused the upgrade holdfast passed on,
+  // the 426 sent Codex to HTTP at once.
   expect(Date.now() - started).toBeLessThan(60_000)
   expect(r.stderr).not.toMatch(/Reconnecting/)
   expect(fake.received.map((x) => `${x.method} ${x.url}`)).toEqual([
+    'GET /v1/responses',
     'POST /v1/responses',
     'POST /v1/responses',
   ])
@@ -95,7 +97,7 @@ test('holdfast run -- codex exec records the session through Codex’s own base-
   expect(JSON.parse(h['x-codex-turn-metadata'] as string)).toMatchObject({ session_id: h['session-id'] })
   expect(JSON.stringify(m1)).not.toContain('associated_remote_urls')
   // Codex sent the remote's URL to holdfast (and holdfast on to the provider); the record keeps it out.
-  expect(String(fake.received[0]!.headers['x-codex-turn-metadata'])).toContain('acme/widgets')
+  expect(String(fake.received[1]!.headers['x-codex-turn-metadata'])).toContain('acme/widgets')
   expect(JSON.stringify(m1)).not.toContain('acme/widgets')
   expect(JSON.stringify(m1)).not.toContain('sk-holdfast-test-dummy')
 

@@ -250,6 +250,9 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
     const entry = { method: ex.method, url: req.url ?? '/', headers: req.headers, body, at: Date.now() }
     received.push(entry)
     opts.onReceived?.(entry)
+    // An upgrade (a WebSocket try) is not a scripted turn: this upstream speaks HTTP only and refuses it.
+    if (req.headers.upgrade !== undefined)
+      return sendError(ex, dialectOf(ex), 404, notFoundMessage(ex, dialectOf(ex)))
     ex.script =
       takeScript(ex.path) ?? opts.answer?.({ path: ex.path, headers: req.headers, body: parseObject(body) })
     if (ex.script?.hang) return

@@ -6,11 +6,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { Workspace } from '../../../proxy/store/workspace'
-import { fireFork, forkForm, forkOptions, notchCommit, skillsPool } from '../../../proxy/view/fork'
-import { stepCommit } from '../../../proxy/store/git/notch'
+import { fireFork, forkForm, forkOptions, skillsPool } from '../../../proxy/view/fork'
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'
 import { startProxy, type Proxy } from '../../support/harness'
-import { KEY_ENV, keyedRows, mainStep, recordDemo, sendStep } from '../../support/view-demo'
+import { KEY_ENV, keyedRows, recordDemo } from '../../support/view-demo'
 
 let fake: FakeUpstream
 let p: Proxy
@@ -50,19 +49,6 @@ describe('the form', () => {
     const o = await forkOptions(new Workspace(p.home, 'demo'), p.server.ctx.config, 'main', 99)
     expect(o).toEqual({ refusal: 'this step is not committed yet: a notch is a committed step' })
     expect(forkForm(o, '/x', 'v').text).not.toContain('<form')
-  })
-})
-
-describe('a notch’s commit', () => {
-  it('is the commit git names for that step, and stays right as the branch grows', async () => {
-    const ws = new Workspace(p.home, 'demo')
-    const want = async (n: number) => (await stepCommit(ws.repo, 'main', n)) as string
-    expect(await notchCommit(ws, 'main', 3)).toBe(await want(3))
-    await sendStep(p, 'demo', 'main', mainStep(7, ['Read']))
-    await p.settled()
-    expect(await notchCommit(ws, 'main', 7)).toBe(await want(7))
-    expect(await notchCommit(ws, 'main', 1)).toBe(await want(1))
-    expect(await notchCommit(ws, 'main', 99)).toBeUndefined()
   })
 })
 

@@ -3,7 +3,7 @@
  * session header it recorded), and sums the session's agents — itself, its subagents and side
  * requests, not another session on the same address.
  */
-import { inSession, statusFor, statusText } from '../../../proxy/view/statusline'
+import { inSession, statusFor, statusText } from '../../../proxy/report/statusline'
 import { startProxy, type Proxy } from '../../support/harness'
 import { mainStep, sendStep } from '../../support/view-demo'
 
