@@ -34,6 +34,15 @@ function answerOnSocket(socket: Duplex, e: HoldfastError, url: string): void {
   )
 }
 
+/** The 431's sentence: the limit is Node's (no holdfast.yaml setting), and how to raise it. */
+export function headersTooLarge(limit = http.maxHeaderSize): string {
+  return (
+    `the request headers are over the limit of ${limit} bytes (${Math.round(limit / 1024)} KB, Node's ` +
+    `--max-http-header-size; holdfast.yaml has no setting for it): start holdfast with ` +
+    `NODE_OPTIONS=--max-http-header-size=<bytes> to raise it`
+  )
+}
+
 /** Node's own refusals (a malformed request, headers over the limit) in the envelope of the path. */
 export function onClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || !socket.writable) {
@@ -44,7 +53,7 @@ export function onClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer 
   const line = /^[A-Za-z]+ (\S+)/.exec(err.rawPacket?.toString('latin1', 0, 2048) ?? '')
   const e =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? new HoldfastError('HEADERS_TOO_LARGE', 'the request headers are over the size limit')
+      ? new HoldfastError('HEADERS_TOO_LARGE', headersTooLarge())
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new HoldfastError('REQUEST_TIMEOUT', 'the request headers did not arrive in time')
         : err.code === 'HPE_INVALID_METHOD' && line

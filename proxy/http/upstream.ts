@@ -62,6 +62,9 @@ function applyKey(out: Record<string, string | string[]>, row: ProviderRow, key:
 }
 
 /** The client's headers minus hop-by-hop, `Connection`-listed, `expect` and `x-holdfast-*`, with the row's key. */
+/** On every answer holdfast passed through unrecorded (docs/errors.md). */
+export const PASSTHROUGH_HEADER = 'x-holdfast-passthrough'
+
 export function cleanHeaders(
   client: IncomingHttpHeaders,
   row: ProviderRow,
@@ -158,7 +161,9 @@ export class Upstream {
   /**
    * Stream a request the proxy does not record to `target`, unchanged but for the header rules
    * (the same as the recorded path's, both ways), and its answer back; a client that goes away
-   * aborts the provider call. `onError` answers when the provider cannot be reached.
+   * aborts the provider call. `onError` answers when the provider cannot be reached. The answer
+   * carries `x-holdfast-passthrough: 1` (PASSTHROUGH_HEADER): a client, or a user reading a 404,
+   * can tell a provider's answer holdfast passed on unrecorded from one to a recorded step.
    */
   async passThrough(
     req: http.IncomingMessage,
@@ -191,7 +196,7 @@ export class Upstream {
         body: bodyless ? null : req,
         signal: ac.signal,
       })
-      res.writeHead(up.statusCode, responseHeaders(up.headers))
+      res.writeHead(up.statusCode, { ...responseHeaders(up.headers), [PASSTHROUGH_HEADER]: '1' })
       if (String(up.headers['content-type'] ?? '').includes('text/event-stream')) res.flushHeaders()
       await pipeline(up.body, res)
     } catch (err) {

@@ -96,6 +96,24 @@ describe('pass-through (a provider path holdfast does not record)', () => {
     expect(r.headers.get('keep-alive')).not.toBe('timeout=99') // Node's own keep-alive header may be there
   })
 
+  it('marks a passed-through answer x-holdfast-passthrough: 1, a provider 404 for a path holdfast does not know included', async () => {
+    const r = await fetch(`${p.url}/w/pt/a/main/v1/no-such-endpoint`, {
+      headers: { authorization: 'Bearer k' },
+    })
+    expect(r.status).toBe(404)
+    expect(r.headers.get('x-holdfast-passthrough')).toBe('1')
+    expect(r.headers.get('x-holdfast-error')).toBeNull() // the provider's 404, not holdfast's
+    expect(p.fake.received.at(-1)!.url).toBe('/v1/no-such-endpoint')
+    const recorded = await fetch(`${p.url}/w/pt/a/main/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'claude-x', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }),
+    })
+    expect(recorded.status).toBe(200)
+    expect(recorded.headers.get('x-holdfast-passthrough')).toBeNull()
+    await recorded.text()
+  })
+
   it("sends the client's body and method unchanged, without its hop-by-hop or x-holdfast-* headers", async () => {
     p.fake.enqueue({ path: '/v1/embeddings', body: '{"ok":true}' })
     const body = JSON.stringify({ input: 'x'.repeat(5000) })

@@ -7,6 +7,7 @@
  * that trickles slower than `timeouts.request_body_min_bytes_per_s`. Every refusal
  * leaves nothing on disk and sends nothing upstream.
  */
+import http from 'node:http'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
@@ -243,15 +244,15 @@ describe('answers', () => {
     expect(got).toContain('x-holdfast-error: BAD_HTTP')
   })
 
-  it('answers headers over the limit with a 431 in the envelope', async () => {
+  it('answers headers over the limit with a 431 in the envelope that names the limit and how to raise it', async () => {
     const got = await rawSocket(
       `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`,
     )
     expect(got).toMatch(/^HTTP\/1\.1 431 /)
-    expect(JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4))).toMatchObject({
-      type: 'error',
-      error: { type: 'request_too_large' },
-    })
+    const body = JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4)) as { error: { message: string } }
+    expect(body).toMatchObject({ type: 'error', error: { type: 'request_too_large' } })
+    expect(body.error.message).toContain(`the limit of ${http.maxHeaderSize} bytes`)
+    expect(body.error.message).toContain('NODE_OPTIONS=--max-http-header-size=')
   })
 
   it.each(['/w/x/v1/messages', '/w//a/main/v1/messages', '/w/x/a/v1/messages'])(
