@@ -35,7 +35,6 @@ export function printJson(value: unknown): void {
 
 export const fmtInt = (n: number | null | undefined): string =>
   n === null || n === undefined ? '-' : String(n)
-export const fmtUsd = (n: number | null | undefined): string =>
-  n === null || n === undefined ? '-' : `$${n.toFixed(n !== 0 && Math.abs(n) < 0.01 ? 4 : 2)}`
+export { fmtUsd } from '../proxy/core/saving-words'
 export const fmtMs = (n: number | null | undefined): string =>
   n === null || n === undefined ? '-' : n >= 10_000 ? `${(n / 1000).toFixed(1)}s` : `${Math.round(n)}ms`

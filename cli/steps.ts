@@ -3,6 +3,7 @@
  * the hold saved, a compaction, timings, committed or pending). The rows are proxy/report/steps
  * (the view's timeline shows the same); this prints them.
  */
+import { HOLD_SAVED } from '../proxy/core/saving-words'
 import type { Command } from 'commander'
 import { resolveHome } from '../proxy/store/home'
 import { costUnknown, stepRows as rowsOf, type StepRow, totals } from '../proxy/report/steps'
@@ -60,7 +61,7 @@ export function registerSteps(program: Command): void {
               'cache write',
               'output',
               'cost',
-              'saved',
+              HOLD_SAVED,
               'ttfb',
               'total',
               'state',

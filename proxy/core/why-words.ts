@@ -6,6 +6,7 @@
  * N's array"); the provider's cache counters. Invariant: each fact is said once. Pure: it reads
  * two steps' facts, already loaded.
  */
+import { savedSentence } from './saving-words'
 import type { StepMeta } from '../../generated/meta'
 import type { PrefixMoves } from './why'
 
@@ -165,5 +166,8 @@ export function explainStep(f: WhyFacts): string[] {
       ? `provider cache: read ${u.cache_read_tokens}, wrote ${u.cache_write_tokens}, uncached input ${u.input_tokens}`
       : 'provider cache: not reported',
   )
+  // A held step ends with what the hold saved: its cache reads would have been writes.
+  if (f.meta.hold.applied)
+    lines.push(savedSentence(u?.cache_read_tokens ?? 0, f.meta.cost?.saved_by_hold_usd ?? 0))
   return lines
 }

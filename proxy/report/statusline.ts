@@ -7,6 +7,7 @@
  */
 import type { ServerContext } from '../live/context'
 import { formatStep } from '../core/naming'
+import { fmtUsd, HOLD_SAVED, plural } from '../core/saving-words'
 import { META_FILE, stepTreePath } from '../core/layout'
 import { listSteps, readStepMeta } from '../record/read'
 import { splitOf } from './agents'
@@ -118,15 +119,14 @@ export async function statusFor(ctx: ServerContext, session: string): Promise<St
   }
 }
 
-/** The line Claude Code shows: `holdfast main · 42 steps · cache 97% · saved $0.12 · $1.84`. */
+/** The line Claude Code shows: `holdfast ws/main · 42 steps (last 042) · cache 97% · hold saved $0.12 · $1.84`. */
 export function statusText(s: StatusLine): string {
-  const usd = (n: number): string => `$${n.toFixed(n !== 0 && Math.abs(n) < 0.01 ? 4 : 2)}`
   const share = s.last_read_share === null ? '-' : `${Math.round(s.last_read_share * 100)}%`
   return [
     `holdfast ${s.workspace}/${s.agent}`,
-    `${s.steps} step${s.steps === 1 ? '' : 's'} (last ${formatStep(Math.max(1, s.steps))})`,
+    `${plural(s.steps, 'step')} (last ${formatStep(Math.max(1, s.steps))})`,
     `cache ${share}`,
-    `hold saved ${usd(s.saved_usd)}`,
-    `${usd(s.cost_usd)}${s.unpriced ? ` + ${s.unpriced} unpriced` : ''}`,
+    `${HOLD_SAVED} ${fmtUsd(s.saved_usd)}`,
+    `${fmtUsd(s.cost_usd)}${s.unpriced ? ` + ${s.unpriced} unpriced` : ''}`,
   ].join(' · ')
 }

@@ -54,6 +54,30 @@ export function legend(withCost: boolean): Html {
 }
 
 /**
+ * The steps the chart's axis labels, at any count: step 1, then every multiple of the smallest
+ * 1-2-5 interval that keeps them to `most` labels, and the last step when it is not too close to
+ * the one before it.
+ */
+export function axisTicks(steps: number, most = 8): number[] {
+  if (steps < 1) return []
+  const build = (every: number): number[] => {
+    const ticks = [1]
+    for (let k = every; k <= steps; k += every) if (k > 1) ticks.push(k)
+    const last = ticks[ticks.length - 1] as number
+    if (last !== steps) {
+      if (ticks.length > 1 && steps - last < every / 2) ticks[ticks.length - 1] = steps
+      else ticks.push(steps)
+    }
+    return ticks
+  }
+  for (let decade = 1; ; decade *= 10)
+    for (const every of [decade, 2 * decade, 5 * decade]) {
+      const ticks = build(every)
+      if (ticks.length <= most) return ticks
+    }
+}
+
+/**
  * An agent's chart: per step a stacked column of its tokens, and the cumulative cost as a line on
  * its own scale. Each series is one path, so a 1000-step chart is a handful of elements.
  */
@@ -93,8 +117,10 @@ export function stepsChart(rows: readonly TokenCounts[], width = 960, height = 1
   const body = [
     ...[...paths].map(([cls, d]) => (d.length ? `<path class="${cls}" d="${d.join('')}"/>` : '')),
     line ? `<path class="k-cost" d="${line}"/>` : '',
-    `<text x="${pad.l}" y="${height - 4}">step 1</text>`,
-    `<text x="${pad.l + w}" y="${height - 4}" text-anchor="end">step ${rows.length}</text>`,
+    ...axisTicks(rows.length).map(
+      (k, i) =>
+        `<text class="tick" x="${f(pad.l + (k - 1) * step + bw / 2)}" y="${height - 4}" text-anchor="${i === 0 && rows.length > 1 ? 'start' : 'middle'}">${i === 0 ? `step ${k}` : k}</text>`,
+    ),
     `<text x="${width - 4}" y="${pad.t + 10}" text-anchor="end">${max} tok</text>`,
     maxCost > 0
       ? `<text x="${width - 4}" y="${pad.t + 24}" text-anchor="end">$${maxCost.toFixed(2)}</text>`

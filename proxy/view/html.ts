@@ -51,10 +51,7 @@ export function fmtTokens(n: number | null | undefined): string {
 }
 
 /** Dollars: $1.23, or four places under a cent; '-' for none. */
-export function fmtUsd(n: number | null | undefined): string {
-  if (n === null || n === undefined) return '-'
-  return `$${n.toFixed(n !== 0 && Math.abs(n) < 0.01 ? 4 : 2)}`
-}
+export { fmtUsd } from '../core/saving-words'
 
 /** A share as a whole percent (99%); '-' for none. */
 export function fmtShare(share: number | null | undefined): string {

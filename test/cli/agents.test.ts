@@ -3,6 +3,7 @@
  * of its steps, what the hold saved, an unpriced model as unknown; and the lookups every command
  * shares: an unknown workspace or agent is refused naming what exists, and nothing is created.
  */
+import { HOLD_SAVED, WRITES_AVOIDED } from '../../proxy/core/saving-words'
 import fs from 'node:fs'
 import path from 'node:path'
 import { agentRows, splitOf } from '../../cli/agents'
@@ -76,7 +77,7 @@ describe('holdfast agents', () => {
   it('prints a table and JSON, with an unpriced agent’s cost as unknown', async () => {
     const json = await cliInProcess(['agents', 'default', '--json', '--home', p.home])
     expect(JSON.parse(json.stdout)).toEqual(await agentRows(p.home, 'default'))
-    const text = await cliInProcess(['agents', 'default', '--home', p.home])
+    const text = await cliInProcess(['agents', 'default', '--wide', '--home', p.home])
     const lines = text.stdout.trimEnd().split('\n')
     expect(lines[0]!.split(/\s{2,}/)).toEqual([
       'agent',
@@ -93,9 +94,31 @@ describe('holdfast agents', () => {
       'cost',
       'held',
       'writes avoided',
-      'saved',
+      'hold saved',
     ])
     expect(lines[2]).toMatch(/^main\.aux +main +side +1 .*frontier-model-9 .*\$0\.00 \+ 1 unknown/)
+  })
+
+  it('fits 100 columns by default and names the saving in the shared words', async () => {
+    const text = await cliInProcess(['agents', 'default', '--home', p.home])
+    const lines = text.stdout.trimEnd().split('\n')
+    expect(lines[0]!.split(/\s{2,}/)).toEqual([
+      'agent',
+      'kind',
+      'steps',
+      'last',
+      'cost',
+      'held',
+      WRITES_AVOIDED,
+      HOLD_SAVED,
+    ])
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(100)
+    const main = (await agentRows(p.home, 'default'))[0]!
+    expect(lines[1]).toMatch(
+      new RegExp(
+        `^main +main +2 +\\d\\d-\\d\\d \\d\\d:\\d\\d .* 1 +${main.writes_avoided_tokens} +\\$${main.saved_usd.toFixed(4)}$`,
+      ),
+    )
   })
 })
 

@@ -168,7 +168,7 @@ describe('holdfast steps', () => {
       'cache write',
       'output',
       'cost',
-      'saved',
+      'hold saved',
       'ttfb',
       'total',
       'state',

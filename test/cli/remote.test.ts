@@ -111,8 +111,10 @@ describe('holdfast remote, two machines and one remote', () => {
       ['main', null, 1, 1],
       ['main', 'a', 2, null],
     ])
-    const table = (await runCli(['agents', 'default', '--home', b.home])).stdout.split('\n')
+    const table = (await runCli(['agents', 'default', '--wide', '--home', b.home])).stdout.split('\n')
     expect(table[0]).toMatch(/^agent\s+machine\s+pushed\s+parent/)
+    const narrow = (await runCli(['agents', 'default', '--home', b.home])).stdout.split('\n')
+    expect(narrow[0]).toMatch(/^agent\s+machine\s+pushed\s+kind\s/)
     expect(table[1]).toMatch(/^main\s+this\s+1\s/)
     expect(table[2]).toMatch(/^main\s+a\s+-\s/)
     const steps = JSON.parse(

@@ -4,6 +4,7 @@
  * chart of the same over the steps with the cumulative cost, and the agent's loaded tools. The rows
  * are report/steps' rows, so this page and `holdfast steps` agree.
  */
+import { HOLD_SAVED, heldWords, noun, plural, reasonWords, WRITES_AVOIDED } from '../../core/saving-words'
 import type { StepMeta } from '../../../generated/meta'
 import { presentedName } from '../../core/loaded-set'
 import {
@@ -60,10 +61,10 @@ export async function agentData(ws: Workspace, agent: string): Promise<AgentData
 /** The hold's verdict as a tag: held (and what), or the reason it did not apply. */
 export function verdict(r: Pick<StepRow, 'held' | 'hold_reason'> & { reordered?: boolean }): Html {
   if (r.reordered && r.held.length === 0)
-    return markup`<span class="tag held" title="the client reordered its tools">held (reordered)</span>`
+    return markup`<span class="tag held" title="the client reordered its tools; the hold re-sent the previous order">${heldWords(r.held, true)}</span>`
   if (r.held.length)
-    return markup`<span class="tag held" title="held: ${r.held.join(', ')}">held ${r.held.length}</span>`
-  return markup`<span class="muted">${r.hold_reason ?? '-'}</span>`
+    return markup`<span class="tag held" title="the hold re-sent the previous tools array, holding ${r.held.join(', ')}">${heldWords(r.held)}</span>`
+  return markup`<span class="muted" title="${r.hold_reason ?? ''}">${reasonWords(r.hold_reason)}</span>`
 }
 
 const statusCell = (r: StepRow): Html =>
@@ -109,13 +110,15 @@ export const barMax = (rows: readonly TimelineRow[]): number => {
 /** The summary cards and the chart (replaced whole by a live update). */
 export function agentSummary(d: AgentData): Html {
   const t = totals(d.rows)
-  const held = d.rows.filter((r) => r.held.length > 0 || r.reordered).length
+  const heldRows = d.rows.filter((r) => r.held.length > 0 || r.reordered)
+  const held = heldRows.length
+  const avoided = heldRows.reduce((a, r) => a + (r.cache_read ?? 0), 0)
   return markup`<div class="cards">
-      <div class="card"><b>${d.rows.length}</b><span>steps</span></div>
+      <div class="card"><b>${d.rows.length}</b><span>${noun(d.rows.length, 'step')}</span></div>
       <div class="card"><b>${costText(t.cost_usd, t.unpriced)}</b><span>cost</span></div>
       <div class="card"><b>${fmtShare(readShare(t))}</b><span>cache read share</span></div>
       <div class="card"><b>${fmtTokens(t.cache_write)}</b><span>cache write tokens</span></div>
-      <div class="card"><b>${fmtUsd(t.saved_usd)}</b><span>hold saved (${held} held steps)</span></div>
+      <div class="card"><b>${fmtUsd(t.saved_usd)}</b><span>${HOLD_SAVED} (${plural(held, 'held step')}, ${fmtTokens(avoided)} ${WRITES_AVOIDED})</span></div>
     </div>
     ${stepsChart(d.rows)}${legend(true)}`
 }

@@ -5,6 +5,7 @@
  * step already sent folded), meta, and links to the raw bytes as recorded. The Fork from here form
  * is added by the server (fork.ts). Invariant: a record that cannot be read is said on the page.
  */
+import { HOLD_SAVED } from '../../core/saving-words'
 import { shownChanges } from '../../core/why-words'
 import type { StepMeta } from '../../../generated/meta'
 import { isObject, type Json, type JsonObject } from '../../core/json'
@@ -275,7 +276,7 @@ export function stepHeader(d: StepData, links: Links): Html {
       <div class="card">
         <b>${m.cost ? fmtUsd(m.cost.usd) : u ? 'unpriced' : '-'}</b
         ><span
-          >cost${m.cost?.saved_by_hold_usd ? `, hold saved ${fmtUsd(m.cost.saved_by_hold_usd)}` : ''}</span
+          >cost${m.cost?.saved_by_hold_usd ? `, ${HOLD_SAVED} ${fmtUsd(m.cost.saved_by_hold_usd)}` : ''}</span
         >
       </div>
       <div class="card"><b>${fmtMs(m.ttfb_ms)}</b><span>first byte (total ${fmtMs(m.total_ms)})</span></div>

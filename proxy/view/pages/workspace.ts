@@ -4,6 +4,7 @@
  * (with a link to the notch's cohort) — each with its steps, tokens, cache reads and writes, cost,
  * held steps and what the hold saved. An agent whose parent has no steps is shown at the root.
  */
+import { HOLD_SAVED, noun, plural } from '../../core/saving-words'
 import { type AgentRow, type AttemptOrigin, attemptOrigin, workspaceAgentRows } from '../../report/agents'
 import type { Workspace } from '../../store/workspace'
 import { fmtTime, fmtTokens, fmtUsd, type Html, markup } from '../html'
@@ -101,11 +102,11 @@ export function treeRows(d: WorkspaceData, links: Links): Html {
 /** The summary cards (replaced whole by a live update). */
 export function workspaceCards(d: WorkspaceData): Html {
   const w = workspaceRow(d.ws, d.rows)
-  return markup`<div class="card"><b>${w.agents}</b><span>agents</span></div>
-    <div class="card"><b>${fmtTokens(w.steps)}</b><span>steps</span></div>
+  return markup`<div class="card"><b>${w.agents}</b><span>${noun(w.agents, 'agent')}</span></div>
+    <div class="card"><b>${fmtTokens(w.steps)}</b><span>${noun(w.steps, 'step')}</span></div>
     <div class="card"><b>${costText(w.cost_usd, w.unpriced)}</b><span>cost</span></div>
     <div class="card"><b>${fmtShare(readShare(w))}</b><span>cache read share</span></div>
-    <div class="card"><b>${fmtUsd(w.saved_usd)}</b><span>hold saved (${w.held_steps} held steps)</span></div>`
+    <div class="card"><b>${fmtUsd(w.saved_usd)}</b><span>${HOLD_SAVED} (${plural(w.held_steps, 'held step')})</span></div>`
 }
 
 export function workspaceBody(d: WorkspaceData, links: Links): Html {
@@ -127,7 +128,7 @@ export function workspaceBody(d: WorkspaceData, links: Links): Html {
                 <th class="n">output</th>
                 <th class="n">cost</th>
                 <th class="n">held</th>
-                <th class="n">saved</th>
+                <th class="n">${HOLD_SAVED}</th>
                 <th>last</th>
               </tr>
             </thead>

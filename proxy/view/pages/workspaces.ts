@@ -3,6 +3,7 @@
  * input read from the provider's cache, and what the hold saved. Totals are sums of the agents'
  * rows (report/agents), so this page and `holdfast agents` agree. An empty home says how to start.
  */
+import { HOLD_SAVED } from '../../core/saving-words'
 import { type AgentRow, workspaceAgentRows } from '../../report/agents'
 import { listWorkspaces, Workspace } from '../../store/workspace'
 import { fmtShare, fmtTime, fmtTokens, fmtUsd, type Html, markup } from '../html'
@@ -92,7 +93,7 @@ export function workspacesBody(rows: readonly WorkspaceRow[], links: Links): Htm
           <th class="n">cost</th>
           <th class="n">cache read share</th>
           <th class="n">held steps</th>
-          <th class="n">hold saved</th>
+          <th class="n">${HOLD_SAVED}</th>
         </tr>
       </thead>
       <tbody>

@@ -57,6 +57,7 @@ describe('explainStep', () => {
     ).toEqual([
       "the client dropped mcp__box__shout; the hold re-sent step 006's array",
       'provider cache: read 100, wrote 20, uncached input 3',
+      'hold saved $0.00 (100 cache writes the hold avoided)',
     ])
   })
 

@@ -1,5 +1,5 @@
 /** view/chart: bars and chart draw every series to one scale; a step without usage draws nothing; a long agent stays a handful of elements. */
-import { legend, stackedBar, stepsChart, tokensOf } from '../../../proxy/view/chart'
+import { axisTicks, legend, stackedBar, stepsChart, tokensOf } from '../../../proxy/view/chart'
 
 const row = (cache_read: number, cache_write: number, input = 0, output = 10, cost_usd = 0.01) => ({
   input,
@@ -30,9 +30,25 @@ describe('an agent’s chart', () => {
     const rows = Array.from({ length: 1000 }, (_, i) => row(i * 10, i % 7 === 0 ? 5000 : 10))
     const svg = stepsChart(rows).text
     expect(svg.match(/<path /g)).toHaveLength(4) // read, write, output, cost (no uncached input)
-    expect(svg).toContain('step 1000')
+    const labels = [...svg.matchAll(/<text class="tick"[^>]*>([^<]*)<\/text>/g)].map((m) => m[1])
+    expect(labels).toEqual(['step 1', '200', '400', '600', '800', '1000'])
     expect(svg).toContain(`${Math.max(...rows.map(tokensOf))} tok`)
     expect(svg).toContain('$10.00')
+  })
+
+  it('labels its axis at 1-2-5 steps, never more than eight labels, the first and last step always', () => {
+    expect(axisTicks(0)).toEqual([])
+    expect(axisTicks(1)).toEqual([1])
+    expect(axisTicks(7)).toEqual([1, 2, 3, 4, 5, 6, 7])
+    expect(axisTicks(12)).toEqual([1, 2, 4, 6, 8, 10, 12])
+    expect(axisTicks(13)).toEqual([1, 2, 4, 6, 8, 10, 12, 13])
+    expect(axisTicks(150)).toEqual([1, 50, 100, 150])
+    expect(axisTicks(1001)).toEqual([1, 200, 400, 600, 800, 1001])
+    for (let n = 1; n <= 5000; n += 37) {
+      const t = axisTicks(n)
+      expect(t.length).toBeLessThanOrEqual(8)
+      expect([t[0], t[t.length - 1]]).toEqual([1, n])
+    }
   })
 
   it('says the series in its legend', () => {

@@ -63,7 +63,7 @@ describe('the pages', () => {
       ])
       expect(tree[2]).toContain('subagent')
       await plain.goto(`${p.url}/ui/w/${WS}/a/main`)
-      expect(await plain.locator('#s003').innerText()).toContain('held 1')
+      expect(await plain.locator('#s003').innerText()).toContain('held notes_search')
       expect(await plain.locator('#agent-steps tr').count()).toBe(6)
       await plain.goto(`${p.url}/ui/w/${WS}/a/main/s/003`)
       expect(await plain.locator('.why').innerText()).toContain(

@@ -52,8 +52,13 @@ describe('a timeline row', () => {
   })
 
   it('shows the hold’s verdict: held tools, or the reason', () => {
-    expect(verdict({ held: ['a', 'b'], hold_reason: 'x' }).text).toContain('held 2')
-    expect(verdict({ held: [], hold_reason: 'system-changed' }).text).toContain('system-changed')
+    expect(verdict({ held: ['a', 'b'], hold_reason: 'x' }).text).toContain('>held a, b<')
+    expect(verdict({ held: ['a', 'b', 'c', 'd'], hold_reason: 'x' }).text).toContain('>held 4 tools<')
+    // The reason in words; its code in the tooltip.
+    expect(verdict({ held: [], hold_reason: 'system-changed' }).text).toBe(
+      '<span class="muted" title="system-changed">system changed</span>',
+    )
+    expect(verdict({ held: [], hold_reason: 'first-step' }).text).toContain('>first step<')
     expect(verdict({ held: [], hold_reason: 'applied', reordered: true }).text).toContain('held (reordered)')
   })
 
@@ -88,6 +93,8 @@ describe('the agent page', () => {
       timelineRow(2, { ...base, step: '002', held: ['x'], hold_reason: 'applied' }, undefined),
       timelineRow(3, { ...base, step: '003', reordered: true, hold_reason: 'applied' }, undefined),
     ]
-    expect(agentSummary({ ws: 'w', agent: 'a', rows, tools: [] }).text).toContain('(2 held steps)')
+    expect(agentSummary({ ws: 'w', agent: 'a', rows, tools: [] }).text).toMatch(
+      /hold saved \(2 held steps, [\d.,k]+ writes avoided\)/,
+    )
   })
 })
