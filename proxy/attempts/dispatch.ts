@@ -135,6 +135,7 @@ export async function prepareDispatch(
       : undefined
     body = firstRequest(dialect, {
       notch: { request, reply },
+      answerId: step.meta.answer_id,
       goal: args.goal,
       skills,
       roleModel: role.model,

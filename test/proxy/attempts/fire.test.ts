@@ -37,6 +37,23 @@ const fire = (roles: string[], from = 'main@002', extra: object = {}) =>
   )
 
 describe('an attempt from a recorded step', () => {
+  it('names the notch’s answer as its diagnostics id, never the id the notch’s own request carried', async () => {
+    await ask('diag', 'one', { diagnostics: { previous_message_id: null } })
+    await ask('diag', 'two', { diagnostics: { previous_message_id: 'msg_stale_before_the_notch' } })
+    await p.settled()
+    expect(p.fake.received).toHaveLength(2)
+    const notchAnswer = JSON.parse(git(p.repo(WS), 'show', 'agents/diag:steps/diag/002/meta.json')) as {
+      answer_id: string
+    }
+    expect(notchAnswer.answer_id).toMatch(/^msg_/)
+    p.fake.reset()
+    const [r] = await fire(['reviewer'], 'diag@002')
+    expect(r).toMatchObject({ exit: 0 })
+    await p.settled()
+    const sent = JSON.parse(p.fake.received[0]?.body.toString() ?? '{}') as { diagnostics?: unknown }
+    expect(sent.diagnostics).toEqual({ previous_message_id: notchAnswer.answer_id })
+  })
+
   it('creates agents/<child> at the notch with goal.md verbatim, and continues the conversation from there', async () => {
     const [r] = await fire(['reviewer'])
     expect(r).toMatchObject({ exit: 0, child: expect.stringMatching(/^main-\d{8}T\d{6}Z-[0-9a-f]{4}$/) })

@@ -1,6 +1,7 @@
 /** An attempt's first request (core/continuation): notch, reply, tool answers, skills, goal. */
 import { firstRequest, NOT_RUN } from '../../../proxy/core/continuation'
 import { anthropic, openai } from '../../../proxy/dialects'
+import { responses } from '../../../proxy/dialects/responses'
 
 const notchRequest = {
   model: 'claude-sonnet-4-5',
@@ -103,6 +104,44 @@ describe("an attempt's first request", () => {
       max_tokens: 4096,
       stream: true,
       messages: [{ role: 'user', content: 'Start fresh.' }],
+    })
+  })
+
+  it('names the notch’s answer in its diagnostics, never the stale id the notch’s request carried', () => {
+    const asked = { ...notchRequest, diagnostics: { previous_message_id: 'msg_before_the_notch' } }
+    const input = {
+      notch: { request: asked, reply },
+      goal: 'Go.',
+      skills: [],
+      roleModel: 'claude-sonnet-4-5',
+    }
+    expect(firstRequest(anthropic, { ...input, answerId: 'msg_the_notch' }).diagnostics).toEqual({
+      previous_message_id: 'msg_the_notch',
+    })
+    // No answer id recorded: the opt-in stays, the stale id goes.
+    expect(firstRequest(anthropic, { ...input, answerId: null }).diagnostics).toEqual({})
+    // A notch that did not ask is not made to.
+    expect(
+      firstRequest(anthropic, { ...input, notch: { request: notchRequest, reply }, answerId: 'msg_x' }),
+    ).not.toHaveProperty('diagnostics')
+  })
+
+  it('names the notch’s response in prompt_cache_options.comparison_response_id (responses)', () => {
+    const request = {
+      model: 'gpt-5.6',
+      input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
+      prompt_cache_options: { comparison_response_id: 'resp_stale', retention: 'in_memory' },
+    }
+    const body = firstRequest(responses, {
+      notch: { request, reply: undefined },
+      answerId: 'resp_notch',
+      goal: 'Go.',
+      skills: [],
+      roleModel: 'gpt-5.6',
+    })
+    expect(body.prompt_cache_options).toEqual({
+      comparison_response_id: 'resp_notch',
+      retention: 'in_memory',
     })
   })
 })
