@@ -46,7 +46,7 @@ export function registerWhy(program: Command): void {
         const report = await why(resolveHome(opts.home), wsName, agent, step, opts.machine)
         if (opts.json) return printJson(report)
         process.stdout.write(`step ${report.step} of ${wsName}/${agent}\n`)
-        for (const line of report.summary) process.stdout.write(`  ${line}\n`)
+        for (const line of [...report.cause_lines, ...report.summary]) process.stdout.write(`  ${line}\n`)
         for (const c of shownChanges(report.changes)) process.stdout.write(`  changed ${c.field}: ${c.why}\n`)
       },
     )

@@ -102,6 +102,9 @@ export function checkPins(pins: readonly { dest: string; src: string }[]): strin
   return undefined
 }
 
+/** Whether an agent name is an attempt's (`childId`'s shape): its first step is a fork. */
+export const isAttemptChild = (agent: string): boolean => /-\d{8}T\d{6}Z-[0-9a-z]{4}$/.test(agent)
+
 /** `<parent>-<UTC compact timestamp>-<short random>`, e.g. `main-20261202T153000Z-k3f9`. */
 export function childId(parent: string, now: Date, random: string): string {
   const ts = now

@@ -107,7 +107,8 @@ export const ERROR_CODES = {
   HEADERS_TOO_LARGE: {
     status: 431,
     type: 'request_too_large',
-    meaning: 'The request headers are larger than the HTTP server accepts.',
+    meaning:
+      "The request headers are over Node's limit (16 KB by default; the message names it). holdfast.yaml has no setting for it: start holdfast with `NODE_OPTIONS=--max-http-header-size=<bytes>` to raise it.",
   },
   ADMIN_REFUSED: {
     status: 403,

@@ -2,13 +2,16 @@
  * `why` as data (`holdfast why`, the view's step page): what moved in the cached prefix between a
  * step and the one before (model, system, tools, head, cache-keying fields, the first difference
  * with an excerpt of both sides), a compaction, whether the hold applied and which tools it held,
- * and the provider's own cache counters, as sentences (proxy/core/why-words). Invariant: a previous
+ * and the provider's own cache counters, as sentences (proxy/core/why-words); and the one cause
+ * of what its cache did, the provider's word quoted (proxy/core/cache-cause). Invariant: a previous
  * record that cannot be read back is said, never compared.
  */
 import type { JsonObject } from '../core/json'
 import { formatStep, parseStep } from '../core/naming'
 import { prefixMoves, type PrefixMoves } from '../core/why'
 import { explainStep, type WhyFacts } from '../core/why-words'
+import { type Cause, causeLines, causeOf, type ProviderSaid } from '../core/cache-cause'
+import { isAttemptChild } from '../core/attempt'
 import { dialectByName } from '../dialects'
 import type { StepMeta } from '../../generated/meta'
 import { readStepFile, readStepMeta, readStepRequest } from '../record/read'
@@ -21,6 +24,12 @@ import { existingAgent, NotFound, readableWorkspace } from './lookup'
 export interface WhyReport {
   step: string
   previous: string | null
+  /** The one cause of what the step's cache did (proxy/core/cache-cause). */
+  cause: Cause
+  /** What the provider said about its cache, when the request asked; null when not asked. */
+  provider: ProviderSaid | null
+  /** The cause in sentences: its name, the provider's word verbatim, a disagreement with holdfast's diff. */
+  cause_lines: string[]
   moves: PrefixMoves | null
   hold: StepMeta['hold'] | null
   usage: StepMeta['usage'] | null
@@ -102,9 +111,18 @@ export function whyOf({ n, meta, cur, prevMeta, prevBytes }: WhyInput): WhyRepor
   }
   const summary = explainStep(facts)
   const h = meta.hold
+  const cause = causeOf({
+    meta,
+    ...(facts.previous ? { previous: { meta: facts.previous.meta, moves: facts.previous.moves } } : {}),
+    fork: n === 1 && isAttemptChild(meta.agent),
+    first: n === 1,
+  })
   return {
     step: formatStep(n),
     previous: prev ? formatStep(n - 1) : null,
+    cause: cause.cause,
+    provider: cause.provider,
+    cause_lines: causeLines(cause),
     moves,
     hold: h,
     usage: meta.usage ?? null,

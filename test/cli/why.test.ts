@@ -65,7 +65,8 @@ describe('holdfast why', () => {
     expect(r.code).toBe(0)
     const lines = r.stdout.trimEnd().split('\n')
     expect(lines[0]).toBe('step 003 of default/w')
-    expect(lines[1]).toBe('  moved since 002: system, first message')
+    expect(lines[1]).toBe('  cause: system_prompt_changed: the system prompt changed')
+    expect(lines[2]).toBe('  moved since 002: system, first message')
     expect(lines).toContain(
       '  step 002 came from another conversation (another system prompt and another first message)',
     )

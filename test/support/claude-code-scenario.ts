@@ -6,6 +6,7 @@
  * states the rules each must keep, as tests. With HOLDFAST_SHOW=<file>, the `steps` and `why`
  * output of every step is appended there (the issue's closing note shows them).
  */
+import { CLIENT_CAUSES, PROXY_CAUSES } from '../../proxy/core/cache-cause'
 import fs from 'node:fs'
 import type { AgentRow } from '../../cli/agents'
 import type { StepRow } from '../../cli/steps'
@@ -223,12 +224,30 @@ export function describeScenarios(pkg: ClaudePackage): void {
       expect(second[0]).not.toBe(`main.s-${sc.first.slice(0, 8)}`)
     })
 
+    it('gives every step one cause from the closed sets', async () => {
+      const table: string[] = []
+      for (const r of sc.rows) {
+        const w = JSON.parse(await sc.s.cli('why', WS, 'main', r.step, '--json')) as {
+          cause: string
+          provider: { said: string; reason: string | null; missed_input_tokens: number | null } | null
+        }
+        expect([...CLIENT_CAUSES, ...PROXY_CAUSES]).toContain(w.cause)
+        table.push(
+          `${r.step}  ${w.cause.padEnd(22)} provider: ${w.provider ? w.provider.said : 'not asked'}${w.provider?.reason ? ` ${w.provider.reason}` : ''}${w.provider?.missed_input_tokens ? ` (${w.provider.missed_input_tokens} missed)` : ''}`,
+        )
+      }
+      if (process.env.HOLDFAST_SHOW) process.stdout.write(`${pkg} causes:\n${table.join('\n')}\n`)
+    })
+
     it('says a held step once, in words, in holdfast why', async () => {
       const held = sc.rows.find((r) => r.hold_reason === 'applied') as StepRow
       const why = await sc.s.cli('why', WS, 'main', held.step)
       const lines = why.trimEnd().split('\n')
-      expect(lines[1]).toMatch(
-        /^ {2}the client (dropped .*|reordered its tools); the hold re-sent step \d{3}'s array$/,
+      expect(lines[1]).toBe('  cause: held: the hold re-sent the previous tools array')
+      expect(lines).toContainEqual(
+        expect.stringMatching(
+          /^ {2}the client (dropped .*|reordered its tools); the hold re-sent step \d{3}'s array$/,
+        ),
       )
       expect(why).not.toMatch(/nothing ahead|changed tools: hold/)
       expect(new Set(lines).size).toBe(lines.length)

@@ -5,10 +5,12 @@
  * Invariant: every request is pushed to `received` (exact body bytes) before any byte of its answer.
  * Usage is deterministic (~4 bytes a token); cache reads are the prefix shared with an earlier request.
  * A request no queued script takes may be scripted from what it asks, by `answer` (a scripted model).
+ * Anthropic answers carry cache `diagnostics` when the request asked (fake-diagnostics.ts).
  */
 import * as http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import * as zlib from 'node:zlib'
+import { DiagnosticsStore } from './fake-diagnostics'
 import {
   inputItems,
   outputItems,
@@ -170,6 +172,8 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
   const cache = new Map<string, Buffer[]>()
   /** Responses created with `store` not false, for `previous_response_id`. */
   const stored = new ResponsesStore()
+  /** Anthropic cache-diagnostics fingerprints, by answer id. */
+  const diagnostics = new DiagnosticsStore()
   /** The last body seen on each path and its rendering: a repeated 1 MB body is not re-rendered. */
   const lastRendering = new Map<string, { body: Buffer; rendering: Buffer }>()
   const sockets = new Set<Socket>()
@@ -334,8 +338,10 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
       output_tokens: outputTokens,
       service_tier: 'standard',
     }
+    const id = `msg_fake${pad(ex.seq)}`
+    const said = diagnostics.answer(request, model, id)
     const message = {
-      id: `msg_fake${pad(ex.seq)}`,
+      id,
       type: 'message',
       role: 'assistant',
       model,
@@ -343,6 +349,7 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
       stop_reason: stopReason,
       stop_sequence: null,
       usage,
+      ...(said === undefined ? {} : { diagnostics: said }),
     }
     if (request.stream !== true) return sendJson(ex, 'anthropic', message)
 
@@ -696,6 +703,7 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
           queue.length = 0
           cache.clear()
           stored.clear()
+          diagnostics.clear()
           lastRendering.clear()
           aborted = 0
         },

@@ -121,10 +121,10 @@ export async function stepData(
 }
 
 function whyHtml(d: StepData): Html {
-  return markup`<ul class="why">
-    ${d.why.summary.map((l) => markup`<li>${l}</li>`)}${shownChanges(d.why.changes).map(
-      (c) => markup`<li>changed <code>${c.field}</code>: ${c.why}</li>`,
-    )}
+  return markup`<ul class="why" data-cause="${d.why.cause}">
+    ${[...d.why.cause_lines, ...d.why.summary].map((l) => markup`<li>${l}</li>`)}${shownChanges(
+      d.why.changes,
+    ).map((c) => markup`<li>changed <code>${c.field}</code>: ${c.why}</li>`)}
   </ul>`
 }
 
