@@ -47,6 +47,35 @@ const ODD_OPENAI = String.raw`{"messages":[{"role":"user","content":"caf\u00e9  
  "seed": 12345678901234567890, "x_unknown":{"b":[1.0]}, "model" : "gpt-fake-1"}`
 
 describe('requests reach the provider as the client sent them', () => {
+  // The cache and fallback fields a provider reads: none is stripped or rewritten on a first step
+  // or on a second whose tools did not change (DESIGN §13, the cache's own word).
+  it.each([
+    ['fallbacks', '"fallbacks":[{"model":"claude-fake-2"}]'],
+    ['diagnostics', '"diagnostics":{"previous_message_id":"msg_earlier"}'],
+    ['top-level cache_control', '"cache_control":{"type":"ephemeral","ttl":"1h"}'],
+    [
+      'cache_control.scope',
+      '"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral","scope":"global"}}]',
+    ],
+  ])('never strips %s: it reaches the provider byte for byte, step after step', async (name, field) => {
+    const agent = name.replace(/\W+/g, '-')
+    for (const content of ['one', 'two']) {
+      const body = `{"model":"claude-fake-1","max_tokens":8,${field},"messages":[{"role":"user","content":"${content}"}]}`
+      const r = await postAnthropic(p.url, `/w/keep/a/${agent}/v1/messages`, body)
+      expect(r.status).toBe(200)
+      expect(p.fake.received.at(-1)?.body.toString()).toBe(body)
+    }
+  })
+
+  it('passes an unknown cache beta in anthropic-beta through unchanged', async () => {
+    const beta = 'prompt-caching-scope-2026-01-05,some-future-cache-2027-01-01'
+    const body = '{"model":"claude-fake-1","max_tokens":8,"messages":[{"role":"user","content":"b"}]}'
+    const r = await postAnthropic(p.url, '/w/keep/a/beta/v1/messages', body, { 'anthropic-beta': beta })
+    expect(r.status).toBe(200)
+    expect(p.fake.received.at(-1)?.headers['anthropic-beta']).toBe(beta)
+    expect(p.fake.received.at(-1)?.body.toString()).toBe(body)
+  })
+
   it('an unchanged request reaches the provider byte for byte and the committed request.json is those bytes', async () => {
     const r = await postAnthropic(p.url, '/w/fid/a/odd/v1/messages', ODD_ANTHROPIC)
     expect(r.status).toBe(200)
