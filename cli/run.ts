@@ -9,7 +9,9 @@
  * it; two runs starting at once end up on one serve.
  */
 import { spawnChild } from '../proxy/process/spawn'
+import { selfArgv } from '../proxy/process/package-root'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { harnessArgv } from '../proxy/core/harness-argv'
@@ -137,6 +139,28 @@ async function runAttached(
   }
 }
 
+/**
+ * Whether the user's Claude Code settings already name a status line: `$CLAUDE_CONFIG_DIR` (else
+ * `~/.claude`) `settings.json`, and the project's `.claude/settings.json` and `settings.local.json`.
+ * A file that cannot be read or parsed names none.
+ */
+export function hasOwnStatusLine(cwd: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  const user = env.CLAUDE_CONFIG_DIR ?? path.join(os.homedir(), '.claude')
+  const files = [
+    path.join(user, 'settings.json'),
+    path.join(cwd, '.claude', 'settings.json'),
+    path.join(cwd, '.claude', 'settings.local.json'),
+  ]
+  return files.some((f) => {
+    try {
+      const s = JSON.parse(fs.readFileSync(f, 'utf8')) as { statusLine?: unknown }
+      return s !== null && typeof s === 'object' && s.statusLine !== undefined && s.statusLine !== null
+    } catch {
+      return false
+    }
+  })
+}
+
 /** The argv `holdfast run` gives `argv` at `base` (see proxy/core/harness-argv). */
 export function composeArgv(
   argv: readonly string[],
@@ -156,12 +180,23 @@ export function registerRun(program: Command): void {
     .option('--agent <agent>', 'address this agent (default from holdfast.yaml: main)')
     .option('--port <n>', 'port for a serve this command starts (default from holdfast.yaml)')
     .option('--no-mcp', "do not connect Claude Code to the agent's MCP endpoint")
+    .option(
+      '--no-statusline',
+      "do not make `holdfast statusline` Claude Code's status line (it is added only when your settings have none)",
+    )
     .option('--home <dir>', 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)')
     .passThroughOptions()
     .action(
       async (
         argv: string[],
-        o: { ws?: string; agent?: string; port?: string; home?: string; mcp: boolean },
+        o: {
+          ws?: string
+          agent?: string
+          port?: string
+          home?: string
+          mcp: boolean
+          statusline: boolean
+        },
       ) => {
         const home = resolveHome(o.home)
         const ws = assertName('workspace', o.ws ?? workspaceOf(process.cwd()))
@@ -184,7 +219,16 @@ export function registerRun(program: Command): void {
           const own = process.env.ANTHROPIC_CUSTOM_HEADERS
           if (vars.ANTHROPIC_CUSTOM_HEADERS && own)
             vars.ANTHROPIC_CUSTOM_HEADERS = `${own}\n${vars.ANTHROPIC_CUSTOM_HEADERS}`
-          const plan = harnessArgv(argv, { base: vars.ANTHROPIC_BASE_URL as string, token, mcp: o.mcp })
+          const statusline =
+            o.statusline && !hasOwnStatusLine(process.cwd())
+              ? [...selfArgv(), 'statusline', '--home', home]
+              : undefined
+          const plan = harnessArgv(argv, {
+            base: vars.ANTHROPIC_BASE_URL as string,
+            token,
+            mcp: o.mcp,
+            ...(statusline ? { statusline } : {}),
+          })
           if (plan.warning) process.stderr.write(`${plan.warning}\n`)
           code = await runAttached(plan.argv, vars, (pid) => lease.setChild(pid))
         } finally {

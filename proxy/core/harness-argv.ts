@@ -1,7 +1,8 @@
 /**
  * The argv `holdfast run` gives a known harness so that it reaches holdfast (DESIGN §11 amended).
  * Claude Code reads its base URL from the environment and gets `--mcp-config` naming the agent's
- * MCP endpoint (with the home's token as a header); Codex ignores `OPENAI_BASE_URL` for its built-in
+ * MCP endpoint (with the home's token as a header) and, unless told not to, `--settings` making
+ * `holdfast statusline` its status line for that session; Codex ignores `OPENAI_BASE_URL` for its built-in
  * provider, so it gets its own config flag `-c openai_base_url="<base>/v1"` (its `model_provider`
  * is left as the user has it, so their thread history stays theirs). A harness holdfast knows it
  * cannot route runs as given, with a warning; anything else runs as given. Pure.
@@ -16,6 +17,21 @@ export interface HarnessOptions {
   token: string | undefined
   /** Connect Claude Code to the agent's MCP endpoint (`--no-mcp` turns it off). */
   mcp: boolean
+  /**
+   * The command Claude Code runs as its status line (`holdfast statusline`, as argv), passed for
+   * this session through its own `--settings` flag; absent: none (`--no-statusline`, or the user
+   * has a statusLine of their own).
+   */
+  statusline?: readonly string[]
+}
+
+/** One sh word: single-quoted, a `'` inside written as `'\''`. */
+const sh = (word: string): string =>
+  /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
+
+/** Claude Code's `--settings` value that makes `argv` its status line. */
+export function statusLineSettings(argv: readonly string[]): string {
+  return JSON.stringify({ statusLine: { type: 'command', command: argv.map(sh).join(' '), padding: 0 } })
 }
 
 export interface HarnessPlan {
@@ -46,14 +62,19 @@ export function harnessArgv(argv: readonly string[], opts: HarnessOptions): Harn
   if (cmd === undefined) return { argv: [], harness: undefined }
   const name = commandName(cmd)
   if (name === 'claude') {
-    if (!opts.mcp) return { argv: [...argv], harness: 'claude' }
-    const server = {
-      type: 'http',
-      url: `${opts.base}/mcp`,
-      ...(opts.token ? { headers: { 'x-holdfast-token': opts.token } } : {}),
+    const added: string[] = []
+    if (opts.mcp) {
+      const server = {
+        type: 'http',
+        url: `${opts.base}/mcp`,
+        ...(opts.token ? { headers: { 'x-holdfast-token': opts.token } } : {}),
+      }
+      added.push('--mcp-config', JSON.stringify({ mcpServers: { [HARNESS_SERVER]: server } }))
     }
-    const config = JSON.stringify({ mcpServers: { [HARNESS_SERVER]: server } })
-    return { argv: [cmd, '--mcp-config', config, ...rest], harness: 'claude' }
+    // The user's own --settings is theirs: holdfast adds no second one.
+    if (opts.statusline && !rest.some((a) => a === '--settings' || a.startsWith('--settings=')))
+      added.push('--settings', statusLineSettings(opts.statusline))
+    return { argv: [cmd, ...added, ...rest], harness: 'claude' }
   }
   if (name === 'codex') {
     // A TOML basic string: JSON's quoting of a URL is one. Global flags apply to every subcommand.

@@ -11,28 +11,19 @@ import type { Logger } from '../process/log'
 import { writeFileAtomic } from './atomic'
 import { ensureRepoConfig, openRepo } from './git'
 import { homePaths } from './home'
-import { SOURCE_REGISTER } from '../process/package-root'
+import { selfArgv } from '../process/package-root'
 
 export const HOOK_NAME = 'reference-transaction'
 
 export type HookInstall =
   { ok: true; file: string; changed: boolean } | { ok: false; file: string; error: string }
 
-/** How the hook starts holdfast: the built CLI, or from sources (tests) through the swc register hook. */
-function hookEntry(): string[] {
-  const ext = path.extname(__filename)
-  const entry = path.join(__dirname, '..', '..', 'cli', `entry${ext}`)
-  if (ext !== '.ts') return [process.execPath, entry]
-  const register = SOURCE_REGISTER
-  return [process.execPath, '-r', register, entry]
-}
-
 /** One sh word: single-quoted, a `'` inside written as `'\''`. */
 const sh = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`
 
 /** The script for one workspace. Only builtins run before the `case` decides a ref matters. */
 export function referenceTransactionScript(home: string, ws: string): string {
-  const argv = [...hookEntry(), 'hook', HOOK_NAME].map(sh).join(' ')
+  const argv = [...selfArgv(), 'hook', HOOK_NAME].map(sh).join(' ')
   return `#!/bin/sh
 # holdfast: validates config/* updates of workspace ${JSON.stringify(ws)} and tells a running proxy.
 # Written by \`holdfast hooks install\`, at workspace creation and at every \`holdfast serve\` start;

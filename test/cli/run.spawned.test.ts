@@ -206,7 +206,11 @@ describe('holdfast run and the home’s token', () => {
         `#!${process.execPath}\nconsole.log(JSON.stringify({ argv: process.argv.slice(2), headers: process.env.ANTHROPIC_CUSTOM_HEADERS }))\n`,
         { mode: 0o755 },
       )
-      const r = await cliAsync(['run', '--home', home, '--ws', 'tok', '--', claude, '-p', 'hi'], {}, 60_000)
+      const r = await cliAsync(
+        ['run', '--home', home, '--ws', 'tok', '--', claude, '-p', 'hi'],
+        { CLAUDE_CONFIG_DIR: home },
+        60_000,
+      )
       expect(r.code).toBe(0)
       const seen = JSON.parse(r.stdout.trim()) as { argv: string[]; headers: string }
       expect(seen.argv[0]).toBe('--mcp-config')
@@ -219,7 +223,8 @@ describe('holdfast run and the home’s token', () => {
           },
         },
       })
-      expect(seen.argv.slice(2)).toEqual(['-p', 'hi'])
+      expect(seen.argv[2]).toBe('--settings') // holdfast statusline, for this session
+      expect(seen.argv.slice(4)).toEqual(['-p', 'hi'])
       expect(seen.headers).toBe('x-holdfast-token: tok-from-the-home')
     } finally {
       fs.rmSync(home, { recursive: true, force: true })

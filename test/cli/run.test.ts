@@ -7,20 +7,28 @@
  * agent's MCP endpoint unless --no-mcp, a bad name is refused before anything runs, and the SIGINT
  * handler it installs is gone afterwards. (test/cli/run.spawned.test.ts spawns it to start and stop a serve.)
  */
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
-import { composeArgv, workspaceOf } from '../../cli/run'
+import { composeArgv, hasOwnStatusLine, workspaceOf } from '../../cli/run'
 import { tempHome } from '../support/harness'
 import { runCli } from './inprocess.support'
 
 const URL = 'http://127.0.0.1:8787'
 const TOKEN = 'run-token-0123456789'
 let home: string
+/** Claude Code's user settings directory for these runs: empty unless a test writes one. */
+let claudeConfig: string
 const savedToken = process.env.HOLDFAST_TOKEN
+const savedConfigDir = process.env.CLAUDE_CONFIG_DIR
 
 beforeAll(() => {
   delete process.env.HOLDFAST_TOKEN
   home = tempHome()
+  claudeConfig = path.join(home, 'claude-config')
+  fs.mkdirSync(claudeConfig)
+  process.env.CLAUDE_CONFIG_DIR = claudeConfig
   fs.writeFileSync(
     path.join(home, 'holdfast.yaml'),
     `token: ${TOKEN}\ndefaults: {workspace: team, agent: boss}\n`,
@@ -32,6 +40,8 @@ beforeAll(() => {
 })
 afterAll(() => {
   if (savedToken !== undefined) process.env.HOLDFAST_TOKEN = savedToken
+  if (savedConfigDir === undefined) delete process.env.CLAUDE_CONFIG_DIR
+  else process.env.CLAUDE_CONFIG_DIR = savedConfigDir
   fs.rmSync(home, { recursive: true, force: true })
 })
 
@@ -116,9 +126,47 @@ describe('holdfast run with a serve running', () => {
         holdfast: { type: 'http', url: `${URL}/w/proj/a/a1/mcp`, headers: { 'x-holdfast-token': TOKEN } },
       },
     })
-    expect(argv.slice(2)).toEqual(['-p', 'hi'])
-    await runCli(['run', '--home', home, '--no-mcp', '--', claude, '-p', 'hi'])
+    expect(argv[2]).toBe('--settings')
+    expect(argv.slice(4)).toEqual(['-p', 'hi'])
+    await runCli(['run', '--home', home, '--no-mcp', '--no-statusline', '--', claude, '-p', 'hi'])
     expect(read(file).argv).toEqual(['-p', 'hi'])
+  })
+
+  it('makes holdfast statusline Claude Code’s status line when its settings have none, and the line it runs answers', async () => {
+    const bin = fs.mkdtempSync(path.join(home, 'bin-'))
+    const claude = path.join(bin, 'claude')
+    const file = path.join(home, 'claude-sl.json')
+    fs.writeFileSync(
+      claude,
+      `#!${process.execPath}\nrequire('fs').writeFileSync(${JSON.stringify(file)}, JSON.stringify({ env: {}, argv: process.argv.slice(2) }))\n`,
+      { mode: 0o755 },
+    )
+    const r = await runCli(['run', '--home', home, '--no-mcp', '--', claude, '-p', 'hi'])
+    expect(r.code).toBe(0)
+    const { argv } = read(file)
+    expect(argv.slice(0, 1)).toEqual(['--settings'])
+    const settings = JSON.parse(argv[1]!) as { statusLine: { type: string; command: string } }
+    expect(settings.statusLine.type).toBe('command')
+    expect(settings.statusLine.command).toMatch(new RegExp(` statusline --home ${home}$`))
+    // Claude Code runs the command with its JSON on stdin; it prints one line and exits 0.
+    const ran = spawnSync('sh', ['-c', settings.statusLine.command], {
+      input: JSON.stringify({ session_id: 'no-such-session' }),
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+    expect(ran.status).toBe(0)
+    expect(ran.stdout.split('\n').length).toBeLessThanOrEqual(2)
+    // A status line of the user's own is left alone.
+    fs.writeFileSync(
+      path.join(claudeConfig, 'settings.json'),
+      '{"statusLine":{"type":"command","command":"mine"}}',
+    )
+    try {
+      await runCli(['run', '--home', home, '--no-mcp', '--', claude, '-p', 'hi'])
+      expect(read(file).argv).toEqual(['-p', 'hi'])
+    } finally {
+      fs.rmSync(path.join(claudeConfig, 'settings.json'))
+    }
   })
 
   it('refuses a bad agent name before running anything, and a command that cannot run in one line', async () => {
@@ -140,5 +188,33 @@ describe('composeArgv', () => {
     expect(out).toEqual(argv)
     expect(out).not.toBe(argv)
     expect(composeArgv([], URL, 'tok', true)).toEqual([])
+  })
+})
+
+describe('hasOwnStatusLine', () => {
+  it('finds a statusLine in the user’s or the project’s Claude Code settings, and none in a broken file', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-sl-'))
+    try {
+      const user = path.join(dir, 'user')
+      const project = path.join(dir, 'project')
+      fs.mkdirSync(path.join(project, '.claude'), { recursive: true })
+      fs.mkdirSync(user, { recursive: true })
+      const env = { CLAUDE_CONFIG_DIR: user }
+      expect(hasOwnStatusLine(project, env)).toBe(false)
+      fs.writeFileSync(
+        path.join(user, 'settings.json'),
+        '{"statusLine": {"type": "command", "command": "mine"}}',
+      )
+      expect(hasOwnStatusLine(project, env)).toBe(true)
+      fs.writeFileSync(path.join(user, 'settings.json'), '{not json')
+      expect(hasOwnStatusLine(project, env)).toBe(false)
+      fs.writeFileSync(
+        path.join(project, '.claude', 'settings.local.json'),
+        '{"statusLine": {"command": "x"}}',
+      )
+      expect(hasOwnStatusLine(project, env)).toBe(true)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

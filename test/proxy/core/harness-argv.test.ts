@@ -3,7 +3,7 @@
  * agent's MCP endpoint (with the token as a header), Codex its own base-URL config flag, a harness
  * holdfast cannot route a warning, anything else its argv unchanged.
  */
-import { commandName, harnessArgv } from '../../../proxy/core/harness-argv'
+import { commandName, harnessArgv, statusLineSettings } from '../../../proxy/core/harness-argv'
 
 const base = 'http://127.0.0.1:8787/w/proj/a/main'
 
@@ -31,6 +31,34 @@ describe('harnessArgv', () => {
       '-p',
       'hi',
     ])
+  })
+
+  it('makes holdfast statusline Claude Code’s status line through its --settings flag, for this session only', () => {
+    const statusline = ['/usr/bin/node', '/opt/hold fast/cli/entry.js', 'statusline', '--home', '/h']
+    const plan = harnessArgv(['claude', '-p', 'hi'], { base, token: undefined, mcp: false, statusline })
+    expect(plan.argv).toEqual(['claude', '--settings', statusLineSettings(statusline), '-p', 'hi'])
+    expect(JSON.parse(plan.argv[2] as string)).toEqual({
+      statusLine: {
+        type: 'command',
+        command: "/usr/bin/node '/opt/hold fast/cli/entry.js' statusline --home /h",
+        padding: 0,
+      },
+    })
+    // With the MCP endpoint: both flags, before the user's own arguments.
+    expect(
+      harnessArgv(['claude'], { base, token: undefined, mcp: true, statusline }).argv.filter((a) =>
+        a.startsWith('--'),
+      ),
+    ).toEqual(['--mcp-config', '--settings'])
+  })
+
+  it('adds no status line when not asked, nor a second --settings when the user passed one', () => {
+    expect(harnessArgv(['claude', '-p', 'hi'], { base, token: undefined, mcp: false })).toEqual({
+      argv: ['claude', '-p', 'hi'],
+      harness: 'claude',
+    })
+    const own = ['claude', '--settings', '/my/settings.json']
+    expect(harnessArgv(own, { base, token: undefined, mcp: false, statusline: ['hf'] }).argv).toEqual(own)
   })
 
   it('routes Codex by its own config flag, before its subcommand, and leaves its provider as it is', () => {
