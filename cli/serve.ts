@@ -28,8 +28,10 @@ export function registerServe(program: Command): void {
       }
       // Loaded here, not at the top: every other command would pay for the proxy's modules.
       const { startServer } = await import('../proxy/serve')
-      const { createLogger } = await import('../proxy/process/log')
+      const { createLogger, flushLogger } = await import('../proxy/process/log')
       const log = createLogger()
+      // The log's last entries reach stderr before the exit, unless its reader stalled (then at most FLUSH_MS late).
+      const exit = (code: number): void => void flushLogger(log).then(() => process.exit(code))
       let server
       try {
         server = await startServer({ home, host: opts.host, port, log, leased: opts.leased === true })
@@ -50,10 +52,10 @@ export function registerServe(program: Command): void {
         }
         log.info({ signal }, 'finishing in-flight steps and commits, then exiting')
         server.close().then(
-          () => process.exit(0),
+          () => exit(0),
           (err: unknown) => {
             log.error({ err: String(err) }, 'shutdown failed')
-            process.exit(1)
+            exit(1)
           },
         )
       }

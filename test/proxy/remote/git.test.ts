@@ -1,15 +1,24 @@
 /**
  * proxy/remote/git.ts: git for the remote runs in the workspace's repository, is stopped with its
- * helpers past its time limit, never waits on a prompt for a credential, and reads the remote
- * named holdfast from the repository's own config only (a global one is ignored), again only
- * when that config changed.
+ * helpers past its time limit, never waits on a prompt for a credential, carries limits of its
+ * own that hold without serve (curl's low-speed bound, ssh keep-alives unless the user chose
+ * their ssh), and reads the remote named holdfast from the repository's own config only (a
+ * global one is ignored), again only when that config changed.
  */
 import fs from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
-import { failure, RemoteUrl, runGitIn } from '../../../proxy/remote/git'
-import { gitIn, tempDir } from '../../support/git-servers'
+import {
+  failure,
+  LOW_SPEED_LIMIT,
+  LOW_SPEED_TIME_S,
+  RemoteUrl,
+  remoteGitArgs,
+  runGitIn,
+  SSH_COMMAND,
+} from '../../../proxy/remote/git'
+import { bareRepo, gitIn, startHttpBackend, tempDir } from '../../support/git-servers'
 
 let dir: string
 let repo: string
@@ -98,6 +107,77 @@ describe('runGitIn', () => {
       expect(r.stderr).toMatch(/terminal prompts disabled|could not read Username|Authentication failed/)
     } finally {
       srv.close()
+    }
+  })
+})
+
+describe('the limits a remote git carries', () => {
+  const limits = [
+    '-c',
+    `http.lowSpeedLimit=${LOW_SPEED_LIMIT}`,
+    '-c',
+    `http.lowSpeedTime=${LOW_SPEED_TIME_S}`,
+  ]
+
+  it("puts curl's low-speed bound and a keep-alive ssh before git's own arguments", () => {
+    expect(remoteGitArgs(['push', 'holdfast', 'a:b'], { PATH: '/bin' }, false)).toEqual([
+      ...limits,
+      '-c',
+      `core.sshCommand=${SSH_COMMAND}`,
+      'push',
+      'holdfast',
+      'a:b',
+    ])
+    expect(SSH_COMMAND).toMatch(/BatchMode=yes.*ServerAliveInterval=15.*ServerAliveCountMax=2/)
+  })
+
+  it('leaves the ssh command alone when the user chose one (core.sshCommand, GIT_SSH_COMMAND or GIT_SSH)', () => {
+    expect(remoteGitArgs(['fetch'], {}, true)).toEqual([...limits, 'fetch'])
+    expect(remoteGitArgs(['fetch'], { GIT_SSH_COMMAND: 'ssh -i k' }, false)).toEqual([...limits, 'fetch'])
+    expect(remoteGitArgs(['fetch'], { GIT_SSH: '/usr/bin/plink' }, false)).toEqual([...limits, 'fetch'])
+  })
+
+  it('are what a remote git runs with, and a core.sshCommand in the config is kept', async () => {
+    const get = async (key: string): Promise<string> =>
+      (await runGitIn(repo, ['config', '--get', key], { remote: true })).stdout.trim()
+    expect(await get('http.lowSpeedLimit')).toBe(String(LOW_SPEED_LIMIT))
+    expect(await get('http.lowSpeedTime')).toBe(String(LOW_SPEED_TIME_S))
+    expect(await get('core.sshCommand')).toBe(SSH_COMMAND)
+    gitIn(repo, 'config', 'core.sshCommand', 'ssh -F /dev/null')
+    expect(await get('core.sshCommand')).toBe('ssh -F /dev/null')
+    // git that talks to no remote gets none of them
+    expect((await runGitIn(repo, ['config', '--get', 'http.lowSpeedTime'])).code).toBe(1)
+  })
+
+  it('still pushes to a real remote', async () => {
+    const server = await startHttpBackend(dir)
+    try {
+      const team = bareRepo(dir, 'team.git')
+      const work = path.join(dir, 'work')
+      gitIn(dir, 'init', '--quiet', work)
+      gitIn(
+        work,
+        '-c',
+        'user.name=t',
+        '-c',
+        'user.email=t@t',
+        'commit',
+        '--quiet',
+        '--allow-empty',
+        '-m',
+        'one',
+      )
+      const head = gitIn(work, 'rev-parse', 'HEAD').trim()
+      gitIn(work, 'push', '--quiet', repo, 'HEAD:refs/heads/main')
+      gitIn(repo, 'remote', 'add', 'holdfast', server.url('team.git'))
+      const r = await runGitIn(repo, ['push', '--porcelain', 'holdfast', 'refs/heads/main:refs/heads/main'], {
+        timeoutMs: 30_000,
+        remote: true,
+      })
+      expect([r.code, r.timedOut]).toEqual([0, false])
+      expect(gitIn(team, 'rev-parse', 'refs/heads/main').trim()).toBe(head)
+    } finally {
+      await server.stop()
     }
   })
 })
