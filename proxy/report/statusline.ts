@@ -2,8 +2,9 @@
  * The status line's answer (`GET /ui/api/statusline?session=<id>`, asked by `holdfast statusline`
  * after every Claude Code message): the agent a Claude Code session's requests went to, the cache
  * read share of its last step, and the cost and hold savings of the session's agents so far (the
- * agent, its subagents and side requests; not a second session's). Invariant: a committed step's
- * row is read once and kept, so a long session answers in the time of its new steps.
+ * agent, its subagents and side requests; not a second session's), and the agent's latest cache
+ * miss with its cause. Invariant: a committed step's row and cause are read once and kept, so a
+ * long session answers in the time of its new steps.
  */
 import type { ServerContext } from '../live/context'
 import { formatStep } from '../core/naming'
@@ -13,6 +14,8 @@ import { listSteps, readStepMeta } from '../record/read'
 import { splitOf } from './agents'
 import { agentsOf } from './lookup'
 import { cacheReadShare, stepRow, type StepRow, totals } from './steps'
+import { why } from './why'
+import type { Cause } from '../core/cache-cause'
 import type { StepMeta } from '../../generated/meta'
 import { readFileAt, readRef } from '../store/git'
 import { agentRef } from '../core/layout'
@@ -27,6 +30,39 @@ export interface StatusLine {
   cost_usd: number
   unpriced: number
   saved_usd: number
+  /** The agent's latest cache miss and its cause (proxy/core/cache-cause), or null when none. */
+  last_miss: { step: string; cause: Cause } | null
+}
+
+/** Causes that are no miss: said only when a step missed. */
+const NOT_A_MISS: ReadonlySet<Cause> = new Set(['no_miss', 'held', 'first_step', 'fork'])
+
+/** Per agent: how far the committed steps' causes were read, and the latest miss among them. */
+const misses = new Map<string, { upTo: number; last: { step: string; cause: Cause } | null }>()
+
+/** The agent's latest miss: each committed step's cause is read once (a call reads only new steps). */
+async function lastMiss(
+  ws: Workspace,
+  agent: string,
+  rows: readonly StepRow[],
+): Promise<{ step: string; cause: Cause } | null> {
+  const key = `${ws.home}\0${ws.name}\0${agent}`
+  const known = misses.get(key) ?? { upTo: 0, last: null }
+  let { upTo, last: kept } = known
+  let last = known.last
+  for (const r of rows) {
+    const n = Number(r.step)
+    if (n <= known.upTo) continue
+    const report = await why(ws.home, ws.name, agent, r.step).catch(() => undefined)
+    if (report && !NOT_A_MISS.has(report.cause)) last = { step: r.step, cause: report.cause }
+    // Kept only through the committed steps in a row: a pending step's cause may still change.
+    if (r.state === 'committed' && n === upTo + 1) {
+      upTo = n
+      kept = last
+    }
+  }
+  misses.set(key, { upTo, last: kept })
+  return last
 }
 
 const SESSION_HEADER = 'x-claude-code-session-id'
@@ -116,6 +152,7 @@ export async function statusFor(ctx: ServerContext, session: string): Promise<St
     cost_usd: t.cost_usd,
     unpriced: t.unpriced,
     saved_usd: t.saved_usd,
+    last_miss: await lastMiss(ws, found.agent, own),
   }
 }
 
@@ -126,6 +163,7 @@ export function statusText(s: StatusLine): string {
     `holdfast ${s.workspace}/${s.agent}`,
     `${plural(s.steps, 'step')} (last ${formatStep(Math.max(1, s.steps))})`,
     `cache ${share}`,
+    ...(s.last_miss ? [`last miss ${s.last_miss.step}: ${s.last_miss.cause}`] : []),
     `${HOLD_SAVED} ${fmtUsd(s.saved_usd)}`,
     `${fmtUsd(s.cost_usd)}${s.unpriced ? ` + ${s.unpriced} unpriced` : ''}`,
   ].join(' · ')

@@ -35,6 +35,20 @@ describe('the status line’s answer', () => {
     )
   })
 
+  it('names the agent’s latest miss and its cause, and keeps it as the session goes on', async () => {
+    const cc = { 'x-claude-code-session-id': 'sess-miss', 'user-agent': 'claude-cli/2.1.197 (external, cli)' }
+    await sendStep(p, 'cc', 'miss', mainStep(1, ['Read']), cc)
+    await sendStep(p, 'cc', 'miss', mainStep(2, ['Read']), cc)
+    await p.settled()
+    expect((await statusFor(p.server.ctx, 'sess-miss'))?.last_miss).toBeNull()
+    await sendStep(p, 'cc', 'miss', mainStep(3, ['Read'], true), cc) // the system prompt edited
+    await sendStep(p, 'cc', 'miss', mainStep(4, ['Read'], true), cc)
+    await p.settled()
+    const s = await statusFor(p.server.ctx, 'sess-miss')
+    expect(s?.last_miss).toEqual({ step: '003', cause: 'system_prompt_changed' })
+    expect(statusText(s!)).toContain(' · last miss 003: system_prompt_changed · ')
+  })
+
   it('has no answer for a session it has not seen', async () => {
     expect(await statusFor(p.server.ctx, 'nobody')).toBeUndefined()
   })
