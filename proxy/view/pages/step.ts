@@ -131,7 +131,15 @@ function whyHtml(d: StepData): Html {
 const names = (list: readonly string[]): Html =>
   markup`${list.map((n, i) => markup`${i ? ', ' : ''}<code>${n}</code>`)}`
 
-export function diffHtml(d: StepDiff, previous: string): Html {
+/** A held step's two sides of its tools: what the client sent and which of them the hold kept. */
+export interface HeldSides {
+  /** The client's tools, by name, in its order (meta.json client_tools). */
+  client: readonly string[]
+  /** The tools the hold sent that the client had dropped. */
+  held: readonly string[]
+}
+
+export function diffHtml(d: StepDiff, previous: string, heldSides?: HeldSides): Html {
   const m = d.messages
   const t = d.tools
   const items: Html[] = []
@@ -151,10 +159,19 @@ export function diffHtml(d: StepDiff, previous: string): Html {
   if (t.reordered) toolBits.push(markup`reordered`)
   items.push(
     markup`<li>
-      tools (${t.previous} → ${t.current}):
+      tools${heldSides ? ' sent upstream' : ''} (${t.previous} → ${t.current}):
       ${toolBits.length ? toolBits.map((b, i) => markup`${i ? '; ' : ''}${b}`) : 'unchanged'}
     </li>`,
   )
+  // The client's side of a held step: the diff above is what went upstream (the held array).
+  if (heldSides)
+    items.push(
+      markup`<li>
+        tools the client sent (${t.previous} → ${heldSides.client.length}):
+        ${heldSides.held.length ? markup`dropped ${names(heldSides.held)}` : 'reordered'}; the hold re-sent
+        step ${previous}'s array
+      </li>`,
+    )
   items.push(
     d.system.changed
       ? markup`<li class="bad">
@@ -283,13 +300,19 @@ export function stepHeader(d: StepData, links: Links): Html {
     </div>`
 }
 
+/** A held step's two sides, from its meta.json; undefined when the hold did not apply. */
+function heldSidesOf(meta: StepData['meta']): HeldSides | undefined {
+  if (!meta.hold.applied || !meta.client_tools) return undefined
+  return { client: meta.client_tools, held: meta.hold.held }
+}
+
 /** The step page's body; `fork` is the server's Fork from here section (absent in an export). */
 export function stepBody(d: StepData, links: Links, fork?: Html): Html {
   return markup`${stepHeader(d, links)}
     <h2>Why</h2>
     ${whyHtml(d)} ${fork ?? ''}
     <h2>Diff</h2>
-    ${d.diff && d.previous ? diffHtml(d.diff, formatStep(d.previous.n)) : markup`<p class="muted">${d.n === 1 ? 'First step: nothing to compare.' : 'The previous step has no readable record.'}</p>`}
+    ${d.diff && d.previous ? diffHtml(d.diff, formatStep(d.previous.n), heldSidesOf(d.meta)) : markup`<p class="muted">${d.n === 1 ? 'First step: nothing to compare.' : 'The previous step has no readable record.'}</p>`}
     <h2>Conversation</h2>
     ${transcriptHtml(d, links)}
     <h2>Meta</h2>

@@ -35,6 +35,16 @@ describe('a step page', () => {
     expect(html).toContain('href="/ui/w/w/a/main/s/002/raw/request.json"')
   })
 
+  it('gives a held step’s diff both sides: what went upstream, and what the client sent', async () => {
+    const d = await stepData(new Workspace(p.home, 'w'), 'main', 2)
+    const html = stepBody(d, serverLinks).text.replace(/\s+/g, ' ')
+    expect(html).toContain('tools sent upstream (2 → 2): unchanged')
+    expect(html).toContain(
+      "tools the client sent (2 → 1): dropped <code>Write</code>; the hold re-sent step 001's array",
+    )
+    expect(html).toContain('data-cause="held"')
+  })
+
   it('in an export, links the previous step for its unchanged system and earlier messages', async () => {
     const d = await stepData(new Workspace(p.home, 'w'), 'main', 2)
     const html = stepBody(d, exportLinks).text
