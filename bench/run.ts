@@ -15,6 +15,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { longConversation } from './long'
+import { websocketCase, websocketRows } from './websocket'
 import {
   type Proc,
   cpuMs,
@@ -449,6 +450,9 @@ async function main(): Promise<void> {
   await stop(bare)
   await stop(fake)
   const roles = await roleResolution()
+  // Codex's Responses WebSocket (bench/websocket.ts): its own fake and serve, after the rest.
+  const socket = websocketRows(await websocketCase(QUICK ? 1 : 4))
+  process.stderr.write('done: websocket\n')
 
   const rows = results.map(
     ({ k, d, b, h, bareCpu, hfCpu }) =>
@@ -501,6 +505,8 @@ async function main(): Promise<void> {
     ...fsyncRows,
     '',
     ...long,
+    '',
+    socket,
     '',
     ...roles,
   ]
