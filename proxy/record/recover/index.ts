@@ -1,7 +1,8 @@
 /**
  * Recovery: every journal step not yet on its agent's branch is finished from what reached the
  * journal (recover/unfinished) and committed, in step order, after what a power cut left
- * half-written in the repository is set aside (store/git/check). Invariant: nothing
+ * half-written in the repository is set aside and the pack files no index names (what a kill left
+ * of a pack's write or removal) are removed (store/git/check). Invariant: nothing
  * answered is ever deleted: a journal file goes only once every step in it is on its branch;
  * steps that cannot be committed now (a read-only or full disk) stay in the journal with their
  * numbers and are committed later (the serve's commit worker, or `holdfast recover`); bytes no
@@ -14,7 +15,7 @@ import path from 'node:path'
 import { AGENTS_PREFIX } from '../../core/layout'
 import { checkName, formatStep } from '../../core/naming'
 import type { HoldfastConfig } from '../../store/config'
-import { checkPacks, checkRefs, checkTips } from '../../store/git'
+import { checkPacks, checkRefs, checkTips, removeOrphans } from '../../store/git'
 import type { Workspace } from '../../store/workspace'
 import type { Logger } from '../../process/log'
 import { type CommitJob, recordFiles } from '../commit/job'
@@ -45,6 +46,8 @@ export async function recoverWorkspace(
   const aside = path.join(path.dirname(ws.repo.gitdir), 'damaged')
   const refs = fs.existsSync(ws.repo.gitdir) ? checkRefs(ws.repo.gitdir, path.join(aside, 'refs')) : []
   const packs = checkPacks(ws.repo.gitdir, path.join(aside, 'packs'))
+  // What a kill left of a pack's write or removal, before the first pack of this start is written.
+  const orphans = removeOrphans(ws.repo.gitdir)
   await ws.ensure()
   await ws.clearStaleLocks()
   const rewound = await checkTips(ws.repo, path.join(aside, 'refs'))
@@ -55,6 +58,7 @@ export async function recoverWorkspace(
   const out: Recovery = {
     refs,
     packs,
+    orphans,
     rewound,
     committed: 0,
     waiting: [],

@@ -1,5 +1,5 @@
 /**
- * What a recovery did (refs and packs set aside, branches moved back, steps committed, waiting,
+ * What a recovery did (refs and packs set aside, orphan pack files removed, branches moved back, steps committed, waiting,
  * damaged, gaps, quarantined) and the lines it says of it to an operator (serve's log, `holdfast
  * recover`). Pure.
  */
@@ -20,6 +20,8 @@ export interface Recovery {
   refs: MovedRef[]
   /** Packs a start found not whole, moved aside. */
   packs: MovedPack[]
+  /** Pack files no index named (a kill's leftovers: temp files, a pack without its index), removed. */
+  orphans: string[]
   /** Branches whose tip could not be read, moved back along their reflog. */
   rewound: Rewound[]
   committed: number
@@ -37,6 +39,11 @@ export function describeRecovery(ws: string, r: Recovery): { level: 'info' | 'wa
     lines.push({ level: 'warn', line: `${ws}: ${x.ref} held no object id; moved aside to ${x.to}` })
   for (const p of r.packs)
     lines.push({ level: 'warn', line: `${ws}: pack ${p.name} moved aside to ${p.to}: ${p.reason}` })
+  if (r.orphans.length > 0)
+    lines.push({
+      level: 'warn',
+      line: `${ws}: removed ${r.orphans.length} orphan pack file${r.orphans.length === 1 ? '' : 's'}: ${r.orphans.join(', ')} (left by a process killed while it wrote or removed a pack; no index named them)`,
+    })
   for (const b of r.rewound)
     lines.push({
       level: 'warn',

@@ -186,9 +186,13 @@ function schedule(): void {
 
 /**
  * One round: flush each chain's newest pack (the successors no other entry replaced), then remove
- * every replaced pack, its index first (git finds a pack by its index; a pack without one is
- * ignored). A pack that cannot be flushed keeps those it replaced for the next start's merge
- * (they only repeat objects).
+ * every replaced pack, its index first. The index goes first, not the pack, and no marker file
+ * lists the round: a kill between the two leaves a pack without its index, which git and
+ * isomorphic-git both read past (they find a pack by its index) and the next start removes
+ * (check.ts, removeOrphans); the other order would leave an index without its pack, and
+ * isomorphic-git fails the read of any object such an index lists instead of going on to the pack
+ * that replaced it (test/proxy/store/git/chain.orphans.test.ts). A pack that cannot be flushed
+ * keeps those it replaced for the next start's merge (they only repeat objects).
  */
 async function retireRound(): Promise<void> {
   const entries = replaced

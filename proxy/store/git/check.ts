@@ -5,8 +5,11 @@
  * `<ws>/damaged-packs/` (git and isomorphic-git then never meet it). Then every `agents/*` tip must
  * be readable (its commit, its trees down to its last step); one that is not is moved back along its
  * reflog to the newest commit that is, and the range it loses is reported (the journal, when it
- * still holds those steps, commits them again). Invariant: nothing is deleted; a ref moves only by
- * compare-and-swap, with a reflog line saying why.
+ * still holds those steps, commits them again). Pack files no index names (what a kill or a power
+ * cut left of a write or a removal: a temp file, a `.pack` without its `.idx`, a `.rev` or `.bitmap`
+ * without its `.pack`) are removed and named. Invariant: nothing an index names, and no ref, is
+ * deleted (a pack with its index is never removed); a ref moves only by compare-and-swap, with a
+ * reflog line saying why.
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
@@ -104,6 +107,48 @@ export function checkPacks(gitdir: string, aside: string): MovedPack[] {
   }
   if (moved.length > 0) resetPackCache(gitdir)
   return moved
+}
+
+/**
+ * Remove the files of `gitdir`'s pack directory that no pack index names, and return their names:
+ * temp files (`tmp_*`: git's `tmp_pack_`, `tmp_idx_`, … and holdfast's `tmp_pack_hf`), a
+ * `pack-*.pack` without its `.idx` (a kill between the write's two renames, or inside a removal,
+ * which takes the index first), and a `.rev` or `.bitmap` whose `.pack` (or index) is gone. Neither
+ * git nor isomorphic-git reads any of them (both find a pack by its index), and no ref names what
+ * only they hold: a ref moves only once a pack and its index are both on the disk. Left alone: a
+ * pack with its index; a pack with a `.keep` (git's own, or a git fetch under way), and the
+ * `.keep`, `.promisor` and `.mtimes` files, which are git's. Only at a start, under the home lock:
+ * a writer of this repository under way would lose its temp file. A file the disk refuses to
+ * remove stays for the next start.
+ */
+export function removeOrphans(gitdir: string): string[] {
+  const dir = path.join(gitdir, 'objects', 'pack')
+  let names: string[]
+  try {
+    names = fs.readdirSync(dir)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw err
+  }
+  const present = new Set(names)
+  const whole = (stem: string): boolean => present.has(`${stem}.pack`) && present.has(`${stem}.idx`)
+  const orphan = (name: string): boolean => {
+    if (name.startsWith('tmp_')) return true
+    const m = /^(pack-[0-9a-f]{40})\.(pack|rev|bitmap)$/.exec(name)
+    if (!m) return false
+    const stem = m[1] as string
+    return !present.has(`${stem}.keep`) && !whole(stem)
+  }
+  const removed: string[] = []
+  for (const name of names.filter(orphan).sort()) {
+    try {
+      fs.rmSync(path.join(dir, name), { force: true, recursive: true })
+      removed.push(name)
+    } catch {
+      // A disk that refuses it (read-only): the file stays, and the next start tries again.
+    }
+  }
+  return removed
 }
 
 /** A loose ref file that holds no object id, moved aside. */

@@ -48,7 +48,15 @@ export { writePack } from './pack'
 export { chainOf, extendChain, retired } from './chain'
 export { maintain, type Maintained } from './merge'
 export { type Notch, resolveNotch, stepCommit } from './notch'
-export { checkPacks, checkRefs, checkTips, type MovedPack, type MovedRef, type Rewound } from './check'
+export {
+  checkPacks,
+  checkRefs,
+  checkTips,
+  removeOrphans,
+  type MovedPack,
+  type MovedRef,
+  type Rewound,
+} from './check'
 export { runGit } from './run'
 
 export type FileContent = Buffer | Uint8Array | string

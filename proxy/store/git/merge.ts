@@ -5,7 +5,9 @@
  * merged. Which packs: those git's geometric repack (factor 2) would roll up, so each byte is
  * merged a logarithmic number of times.
  * Open chain packs (still being extended) are left alone. Invariant: the merged pack and its index
- * are on the disk before any pack it replaces is removed; nothing else is deleted.
+ * are on the disk before any pack it replaces is removed, each replaced pack's index before its
+ * pack (a kill between leaves only files no index names: the next start removes them); nothing
+ * else is deleted.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -25,7 +27,10 @@ export interface Maintained {
 
 /** Files beside a pack that say git must not merge it. */
 const HELD = ['.keep', '.promisor', '.mtimes']
-/** Files beside a pack that describe it, removed with it (the index first: git finds a pack by it). */
+/**
+ * Files beside a pack that describe it, removed with it, the index first (as a chain's removal
+ * round: chain.ts): a kill after it leaves files no index names, which the next start removes.
+ */
 const BESIDE = ['.idx', '.pack', '.rev', '.bitmap']
 
 /** The packs of `gitdir` with both files, by name, with their sizes, smallest first. */

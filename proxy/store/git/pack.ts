@@ -4,8 +4,11 @@
  * as they are (an agent's chain extended, small packs merged), and an object whose base is in the
  * pack is written as a delta on it (a tree with an entry spliced in, a request on the previous
  * request). Invariant: the `.pack` lands before its `.idx` (git finds packs by their index), each
- * through temp file + rename, so a crash leaves no half pack git would read; every delta's base is
- * earlier in the same pack (git reads no delta across packs).
+ * through temp file + rename, so a crash leaves no half pack git would read; a write that fails
+ * (the index refused by a full disk) removes the pack it renamed, unless that pack was there
+ * before it; what a kill leaves (a temp file, a pack without its index) no index names, and the
+ * next start removes it (check.ts, removeOrphans); every delta's base is earlier in the same pack
+ * (git reads no delta across packs).
  * Formats: https://git-scm.com/docs/pack-format, https://git-scm.com/docs/gitformat-pack
  */
 import { createHash } from 'node:crypto'
@@ -34,6 +37,12 @@ import { indexOf, type PackEntry, u32 } from './pack-index'
  * A request past it is written whole, the next ones deltas on it.
  */
 export const MAX_DELTA_DEPTH = 24
+
+/**
+ * The name every temp file of a pack or index written here starts with: git's own `tmp_pack_`, so
+ * git tools take it for a temp file too, and `hf` for holdfast's (a start removes both: check.ts).
+ */
+export const PACK_TEMP_PREFIX = 'tmp_pack_hf'
 
 /** Pack directories known to exist (created once per process). */
 const packDirs = new Set<string>()
@@ -194,12 +203,30 @@ export class PackBuilder {
       fs.mkdirSync(dir, { recursive: true })
       packDirs.add(dir)
     }
-    // Read-only like git's own packs; a `tmp_` leftover of a crash is removed by `git prune`.
+    // Read-only like git's own packs; a `tmp_` leftover of a kill is removed by the next start.
     const fsync = options.durable === true
-    const opts = { mode: 0o444, tempPrefix: 'tmp_pack_hf', fsync }
-    writeFileAtomicSync(path.join(dir, `${name}.pack`), [...head, ...this.parts, packSum], opts)
-    writeFileAtomicSync(path.join(dir, `${name}.idx`), idx, opts)
-    if (fsync) fsyncDir(dir)
+    const opts = { mode: 0o444, tempPrefix: PACK_TEMP_PREFIX, fsync }
+    const packFile = path.join(dir, `${name}.pack`)
+    const idxFile = path.join(dir, `${name}.idx`)
+    // The same objects written again make the same pack: one that was here before is not ours to remove.
+    const had = { pack: fs.existsSync(packFile), idx: fs.existsSync(idxFile) }
+    writeFileAtomicSync(packFile, [...head, ...this.parts, packSum], opts)
+    try {
+      writeFileAtomicSync(idxFile, idx, opts)
+      if (fsync) fsyncDir(dir)
+    } catch (err) {
+      // No ref names what this pack holds yet: without its index it would only take room. A removal
+      // the disk refuses too is left to the next start; the write's own error is the one thrown.
+      try {
+        if (!had.idx) {
+          fs.rmSync(idxFile, { force: true })
+          if (!had.pack) fs.rmSync(packFile, { force: true })
+        }
+      } catch {
+        // the next start removes it (check.ts, removeOrphans)
+      }
+      throw err
+    }
     return { name, entries: this.entries, size: this.offset + 20 }
   }
 }

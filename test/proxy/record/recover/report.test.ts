@@ -8,6 +8,7 @@ import { describeRecovery, type Recovery } from '../../../../proxy/record/recove
 const nothing: Recovery = {
   refs: [],
   packs: [],
+  orphans: [],
   rewound: [],
   committed: 0,
   waiting: [],
@@ -25,6 +26,7 @@ describe('describeRecovery', () => {
     const lines = describeRecovery('w', {
       refs: [{ ref: 'refs/heads/agents/a', to: '/h/damaged/refs/a' }],
       packs: [{ name: 'pack-1', reason: 'its index does not read', to: '/h/damaged/packs' }],
+      orphans: [],
       rewound: [
         {
           ref: 'refs/heads/agents/a',
@@ -59,6 +61,15 @@ describe('describeRecovery', () => {
     expect(lines[5]?.line).toContain('w/c: step 009 was recorded but its journal frame is damaged')
     expect(lines[6]?.line).toBe('w/c: 7 torn journal bytes kept at /q/c/damaged/x')
     expect(lines[7]?.line).toBe('w/d/e: step 001 moved aside: not a branch name')
+  })
+
+  it('says in one line how many orphan pack files a start removed, and which', () => {
+    expect(describeRecovery('w', { ...nothing, orphans: ['pack-1.pack', 'tmp_pack_hf1'] })).toEqual([
+      {
+        level: 'warn',
+        line: 'w: removed 2 orphan pack files: pack-1.pack, tmp_pack_hf1 (left by a process killed while it wrote or removed a pack; no index named them)',
+      },
+    ])
   })
 
   it('says when a branch could not be moved back to any commit and starts again', () => {
