@@ -78,6 +78,12 @@ export const ERROR_CODES = {
     type: 'invalid_request_error',
     meaning: 'A recorded endpoint was sent a body whose content-type is not application/json.',
   },
+  UNSUPPORTED_ENCODING: {
+    status: 415,
+    type: 'invalid_request_error',
+    meaning:
+      'The request body has a content-encoding (gzip, deflate, br, …) on an endpoint holdfast reads: send it uncompressed.',
+  },
   REQUEST_TIMEOUT: {
     status: 408,
     type: 'timeout_error',
