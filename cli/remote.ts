@@ -22,6 +22,9 @@ import type { Workspace } from '../proxy/store/workspace'
 import { existingWorkspace } from './lookup'
 import { CliError, printJson } from './output'
 
+/** The longest `set` waits to see whether the remote answers (less when remote.timeout_s is less). */
+const PROBE_MS = 30_000
+
 const HOME_HELP = 'holdfast home (default $HOLDFAST_HOME, then ~/.holdfast)'
 const out = (line: string): void => void process.stdout.write(`${line}\n`)
 
@@ -77,15 +80,17 @@ async function set(home: string, wsName: string, url: string): Promise<void> {
   }
   out(`${ws.name}: remote ${REMOTE} ${current === url ? 'is already' : 'is now'} ${shownUrl(url)}`)
   out(`agents are pushed as ${remoteAgentRef(opts.machine, '<agent>', 'custom')} (machine ${opts.machine})`)
+  // The probe waits remote.timeout_s, at most PROBE_MS; the line says the limit it waited.
+  const probeMs = Math.min(opts.timeoutMs, PROBE_MS)
   const probe = await runGitIn(ws.repo.gitdir, ['ls-remote', '--heads', REMOTE, 'refs/heads/config/*'], {
     remote: true,
-    timeoutMs: Math.min(opts.timeoutMs, 30_000),
+    timeoutMs: probeMs,
   })
   if (probe.code === 0) {
     const lineages = probe.stdout.split('\n').filter(Boolean).length
     out(`the remote answers: ${lineages} config lineage${lineages === 1 ? '' : 's'}`)
   } else {
-    out(`the remote does not answer yet (${failure(probe, 30_000)}): pushes are retried until it does`)
+    out(`the remote does not answer yet (${failure(probe, probeMs)}): pushes are retried until it does`)
   }
   const served = await nudgeServe(home, ws.name)
   out(

@@ -9,7 +9,7 @@ import { configuredToken, loadConfig, type HoldfastConfig } from './store/config
 import { describeRecovery, recoverWorkspace } from './record/recover'
 import { takeHomeLock, writeServeInfo, removeServeInfo } from './store/serve-lock'
 import { isTransientFault, faultCode } from './store/faults'
-import { homePaths } from './store/home'
+import { exposedHome, homePaths } from './store/home'
 import { ensureTokenFile, exposedSecrets, newToken } from './store/token'
 import { listWorkspaces, Workspace } from './store/workspace'
 import { configWarnings } from './store/config/lineage'
@@ -89,7 +89,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     // Without a configured token, the home's own (made at the first start) guards the admin
     // surface, the MCP endpoint and the rows that add the operator's key (proxy/http/access.ts).
     const token = configured ?? serveToken(opts.home, opts.log)
-    for (const warning of exposedSecrets(opts.home)) opts.log.warn(warning)
+    for (const warning of [...exposedHome(opts.home), ...exposedSecrets(opts.home)]) opts.log.warn(warning)
     const waiting: { ws: string; agent: string }[] = []
     for (const name of await listWorkspaces(opts.home)) {
       // A workspace that cannot be recovered is reported and skipped: it never stops serve.

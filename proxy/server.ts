@@ -107,6 +107,9 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
     const url = req.url ?? '/'
     let a: Addressed
     try {
+      // Node's own check (requireHostHeader) would answer a bare 400: this one is in the envelope.
+      if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1)
+        throw new HoldfastError('BAD_HTTP', 'the request has no Host header, which HTTP/1.1 requires')
       a = address(method, url, req.headers, ctx.config.defaults)
       guard(g, a.endpoint, method, req.headers)
     } catch (err) {
@@ -188,7 +191,10 @@ export function createServer(ctx: ServerContext, g: Guard): http.Server {
         )
     }
   }
-  const server = http.createServer({ noDelay: true, keepAlive: true }, handler)
+  const server = http.createServer({ noDelay: true, keepAlive: true, requireHostHeader: false }, handler)
+  // No count of its own (Node's drops every header after the 1 000th, silently): the header size
+  // limit bounds how many there can be, and over it the answer is HEADERS_TOO_LARGE (http/edge.ts).
+  server.maxHeadersCount = 0
   // The Responses WebSocket is carried (http/websocket.ts); every other upgrade goes to `handler`.
   const sockets = socketEdge(ctx, g, handler)
   server.on('upgrade', sockets.upgrade)

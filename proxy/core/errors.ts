@@ -78,6 +78,12 @@ export const ERROR_CODES = {
     type: 'invalid_request_error',
     meaning: 'A recorded endpoint was sent a body whose content-type is not application/json.',
   },
+  UNSUPPORTED_ENCODING: {
+    status: 415,
+    type: 'invalid_request_error',
+    meaning:
+      'The request body has a content-encoding (gzip, deflate, br, …) on an endpoint holdfast reads: send it uncompressed.',
+  },
   REQUEST_TIMEOUT: {
     status: 408,
     type: 'timeout_error',
@@ -97,12 +103,14 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: {
     status: 405,
     type: 'invalid_request_error',
-    meaning: 'The method is not served (CONNECT: holdfast is a base URL, not a forward proxy).',
+    meaning:
+      'The method is not served (CONNECT: holdfast is a base URL, not a forward proxy; the MCP endpoint serves GET, POST and DELETE).',
   },
   BAD_HTTP: {
     status: 400,
     type: 'invalid_request_error',
-    meaning: "Node's HTTP parser refused the request (a malformed request line or header).",
+    meaning:
+      "Node's HTTP parser refused the request (a malformed request line or header), or an HTTP/1.1 request carried no Host header.",
   },
   HEADERS_TOO_LARGE: {
     status: 431,
@@ -116,6 +124,22 @@ export const ERROR_CODES = {
     meaning: 'An admin request carried an Origin header or a non-JSON body.',
   },
   NOT_FOUND: { status: 404, type: 'not_found_error', meaning: 'No such endpoint.' },
+  MCP_NO_SESSION: {
+    status: 400,
+    type: 'invalid_request_error',
+    meaning:
+      'A request to the MCP endpoint carried no mcp-session-id and is not an initialize request (the body is JSON-RPC, as MCP clients read it).',
+  },
+  MCP_SESSION_UNKNOWN: {
+    status: 404,
+    type: 'not_found_error',
+    meaning: 'The mcp-session-id names no open session (it ended, or holdfast restarted): initialize again.',
+  },
+  MCP_SESSION_REFUSED: {
+    status: 403,
+    type: 'permission_error',
+    meaning: 'The mcp-session-id names a session of another agent than the address.',
+  },
   WEBSOCKET_UNSUPPORTED: {
     status: 426,
     type: 'invalid_request_error',

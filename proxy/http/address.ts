@@ -185,6 +185,23 @@ export function guard(g: Guard, endpoint: Endpoint, method: string, headers: Inc
       )
     }
   }
+  // holdfast records the bytes as sent and reads them as JSON: a compressed body it would have to
+  // decode (and bound after decoding) before either, so it is refused before it is read.
+  const encoding = header(headers, 'content-encoding')?.trim()
+  if (
+    encoding !== undefined &&
+    encoding !== '' &&
+    encoding.toLowerCase() !== 'identity' &&
+    (endpoint.kind === 'step' ||
+      endpoint.kind === 'count_tokens' ||
+      endpoint.kind === 'admin' ||
+      endpoint.kind === 'mcp')
+  ) {
+    throw new HoldfastError(
+      'UNSUPPORTED_ENCODING',
+      `a request body with content-encoding: ${encoding} is refused: holdfast records the body as sent and reads it as JSON, so send it uncompressed`,
+    )
+  }
   if (endpoint.kind === 'admin' || endpoint.kind === 'mcp') {
     if (origin !== undefined) {
       throw new HoldfastError('ADMIN_REFUSED', 'admin requests with an Origin header are refused')

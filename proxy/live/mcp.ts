@@ -25,6 +25,8 @@ import { routeCall } from '../tools/calls'
 import { CLIENTS_TOOL_NAME, CLIENTS_TOOL_DESCRIPTION, CLIENTS_TOOL_SCHEMA } from '../tools/clients-tool'
 import type { ToolHosts } from '../tools/hosts'
 import { readJsonBody } from '../admin/body'
+import { ERROR_CODES, HoldfastError, type ErrorCode } from '../core/errors'
+import { sendError } from '../http/respond'
 
 interface Session {
   workspace: string
@@ -63,12 +65,22 @@ export function callerOf(client: { name?: string } | undefined): Caller {
   return { callableAs: (name) => name, deferred: false }
 }
 
-/** A JSON-RPC error answer outside any session (the transport answers inside one). */
-function rpcError(res: http.ServerResponse, status: number, code: number, message: string): void {
+/**
+ * A JSON-RPC error answer outside any session (the transport answers inside one): the body MCP
+ * clients read, the status and `x-holdfast-error` of the table's code.
+ */
+function rpcError(res: http.ServerResponse, fault: ErrorCode, code: number, message: string): void {
   const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null })
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+  res.writeHead(ERROR_CODES[fault].status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'x-holdfast-error': fault,
+  })
   res.end(body)
 }
+
+/** The methods of streamable HTTP: POST a message, GET a session's stream, DELETE a session. */
+const MCP_METHODS = ['GET', 'POST', 'DELETE']
 
 export class McpEndpoint {
   private readonly sessions = new Map<string, Session>()
@@ -139,9 +151,25 @@ export class McpEndpoint {
     workspace: string,
     agent: string,
   ): Promise<void> {
+    if (!MCP_METHODS.includes(req.method ?? '')) {
+      res.setHeader('allow', MCP_METHODS.join(', '))
+      return sendError(
+        res,
+        undefined,
+        new HoldfastError(
+          'METHOD_NOT_ALLOWED',
+          `${req.method ?? ''} is not a method of the MCP endpoint (streamable HTTP: ${MCP_METHODS.join(', ')})`,
+        ),
+      )
+    }
     const body = req.method === 'POST' ? await readJsonBody(req).catch((err: Error) => err) : undefined
     if (body instanceof Error)
-      return rpcError(res, 400, -32700, `the request body is not JSON: ${body.message}`)
+      return rpcError(
+        res,
+        body instanceof HoldfastError ? body.code : 'BAD_JSON',
+        -32700,
+        `the request body is not JSON: ${body.message}`,
+      )
     const header = req.headers['mcp-session-id']
     const id = Array.isArray(header) ? header[0] : header
     if (id !== undefined) {
@@ -149,14 +177,14 @@ export class McpEndpoint {
       if (!s)
         return rpcError(
           res,
-          404,
+          'MCP_SESSION_UNKNOWN',
           -32001,
           `no MCP session ${id} (it ended, or holdfast restarted): initialize again`,
         )
       if (s.workspace !== workspace || s.agent !== agent) {
         return rpcError(
           res,
-          403,
+          'MCP_SESSION_REFUSED',
           -32001,
           `MCP session ${id} belongs to ${s.workspace}/${s.agent}, not ${workspace}/${agent}`,
         )
@@ -164,7 +192,12 @@ export class McpEndpoint {
       return s.transport.handleRequest(req, res, body)
     }
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
-      return rpcError(res, 400, -32000, 'no mcp-session-id: a session starts with an initialize request')
+      return rpcError(
+        res,
+        'MCP_NO_SESSION',
+        -32000,
+        'no mcp-session-id: a session starts with an initialize request',
+      )
     }
     await this.open(workspace, agent).handleRequest(req, res, body)
   }

@@ -126,6 +126,25 @@ it("refuses to bind off loopback with only the home's token file: a public bind 
   },
 )
 
+;(process.platform === 'win32' ? it.skip : it)(
+  'warns at start when the home is open to group or others, saying to run chmod 700 on it, and leaves its mode alone',
+  async () => {
+    writeConfig(home, configFor(fake))
+    fs.chmodSync(home, 0o755)
+    const loud = warnings()
+    const s = await startServer({ home, port: 0, log: loud.log })
+    try {
+      await health(s.url)
+      expect(loud.said).toEqual([
+        `${home} is open to group and others (mode 0755: they can list and enter it, and so read every record under it); run: chmod 700 ${home}`,
+      ])
+      expect(fs.statSync(home).mode & 0o777).toBe(0o755)
+    } finally {
+      await s.close()
+    }
+  },
+)
+
 it('starts when the disk refuses the token file, keeping a token no client knows, and says so', async () => {
   writeConfig(home, configFor(fake))
   // The disk refuses the token file (and only it: serve's other files are another matter).

@@ -114,6 +114,23 @@ describe('answers Node would give bare', () => {
     expect(JSON.stringify(a.body)).toContain('not a forward proxy')
   })
 
+  it('answers a request without a Host header with 400 in the envelope of its path, where Node alone answers a bare 400', async () => {
+    const a = parse(await rawSocket('GET /_holdfast/health HTTP/1.1\r\nconnection: close\r\n\r\n'))
+    expect([a.status, a.code, a.body]).toEqual([400, 'BAD_HTTP', own('BAD_HTTP')])
+    expect(JSON.stringify(a.body)).toContain('Host')
+  })
+
+  it('keeps every header of a request with 2 000 of them under the size limit (Node alone drops all after the 1 000th, Host with them, and answers a bare 400)', async () => {
+    const many = Array.from({ length: 2000 }, (_, i) => `x${i}:1\r\n`).join('')
+    const a = parse(
+      await rawSocket(
+        `GET /_holdfast/nothing HTTP/1.1\r\n${many}Host: 127.0.0.1\r\nconnection: close\r\n\r\n`,
+      ),
+    )
+    // Past the Host check and the token check: the last header arrived, and the answer is holdfast's.
+    expect([a.status, a.code]).toEqual([401, 'TOKEN_REQUIRED'])
+  })
+
   it('sends nothing upstream and writes nothing for any of them', async () => {
     await p.settled()
     expect(p.fake.received).toHaveLength(0)

@@ -178,4 +178,54 @@ describe('the MCP endpoint', () => {
     expect(plain.status).toBe(403)
     expect(p.server.ctx.mcp.openSessions('default', 'a5')).toBe(0)
   })
+
+  it.each(['HEAD', 'PUT', 'PATCH'])(
+    "answers %s with 405 in holdfast's envelope with x-holdfast-error and Allow (a HEAD answer without its body)",
+    async (method) => {
+      const json = method === 'HEAD' ? {} : { headers: { 'content-type': 'application/json' }, body: '{}' }
+      const res = await fetch(`${p.url}/w/ws/a/main/mcp`, { method, ...json })
+      expect([res.status, res.headers.get('x-holdfast-error'), res.headers.get('allow')]).toEqual([
+        405,
+        'METHOD_NOT_ALLOWED',
+        'GET, POST, DELETE',
+      ])
+      const text = await res.text()
+      if (method === 'HEAD') expect(text).toBe('')
+      else
+        expect(JSON.parse(text)).toEqual({
+          error: { code: 'METHOD_NOT_ALLOWED', message: expect.stringContaining(method) },
+        })
+    },
+  )
+
+  it('names every refusal outside a session in x-holdfast-error, its JSON-RPC body kept for MCP clients', async () => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+    const url = `${p.url}/w/default/a/a6/mcp`
+    const { client } = await connect('a6')
+    const id = (client.transport as StreamableHTTPClientTransport).sessionId as string
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
+    const answers = [
+      await fetch(url, { method: 'POST', headers, body: '{' }),
+      await fetch(url, { method: 'GET', headers }),
+      await fetch(url, { method: 'POST', headers: { ...headers, 'mcp-session-id': 'gone' }, body: list }),
+      await fetch(`${p.url}/w/default/a/a7/mcp`, {
+        method: 'POST',
+        headers: { ...headers, 'mcp-session-id': id },
+        body: list,
+      }),
+    ]
+    const got = await Promise.all(
+      answers.map(async (r) => [
+        r.status,
+        r.headers.get('x-holdfast-error'),
+        ((await r.json()) as { jsonrpc: string }).jsonrpc,
+      ]),
+    )
+    expect(got).toEqual([
+      [400, 'BAD_JSON', '2.0'],
+      [400, 'MCP_NO_SESSION', '2.0'],
+      [404, 'MCP_SESSION_UNKNOWN', '2.0'],
+      [403, 'MCP_SESSION_REFUSED', '2.0'],
+    ])
+  })
 })

@@ -1,12 +1,14 @@
 /**
  * store/home: where holdfast keeps its state. Covers: the home's precedence (`--home`, then
  * `$HOLDFAST_HOME`, then `~/.holdfast`, always absolute), every path under it, that a name which
- * fails core/naming never becomes a path, the step tree directory, and the default lineage's name.
+ * fails core/naming never becomes a path, the step tree directory, and the default lineage's name;
+ * and when the home (or the directory `workspaces/` links to) lets other local users at the records.
  */
+import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { HoldfastError } from '../../../proxy/core/errors'
-import { DEFAULT_LINEAGE, homePaths, resolveHome } from '../../../proxy/store/home'
+import { DEFAULT_LINEAGE, exposedHome, homePaths, resolveHome } from '../../../proxy/store/home'
 
 describe('resolveHome', () => {
   const saved = process.env.HOLDFAST_HOME
@@ -68,5 +70,50 @@ describe('homePaths', () => {
 describe('DEFAULT_LINEAGE', () => {
   it('is "default"', () => {
     expect(DEFAULT_LINEAGE).toBe('default')
+  })
+})
+
+;(process.platform === 'win32' ? describe.skip : describe)('exposedHome', () => {
+  let base: string
+  let home: string
+  beforeEach(() => {
+    base = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-home-'))
+    home = path.join(base, 'home')
+    fs.mkdirSync(home, { mode: 0o700 })
+  })
+  afterEach(() => fs.rmSync(base, { recursive: true, force: true }))
+
+  it('names nothing for a home of mode 0700, whatever the mode of the workspaces directory in it, or an absent home', () => {
+    fs.mkdirSync(homePaths.workspaces(home))
+    fs.chmodSync(homePaths.workspaces(home), 0o755) // behind a closed home: nobody else gets there
+    expect(exposedHome(home)).toEqual([])
+    expect(exposedHome(path.join(base, 'absent'))).toEqual([])
+  })
+
+  it.each([
+    ['0755', 'group and others (mode 0755: they can list and enter it, and so read every record under it)'],
+    ['0750', 'group (mode 0750: they can list and enter it, and so read every record under it)'],
+    ['0701', 'others (mode 0701: they can enter it, and so read every record under it)'],
+    ['0740', 'group (mode 0740: they can list it)'],
+  ])(
+    'names a home of mode %s: open to %s, with chmod 700 as the fix, and leaves the mode alone',
+    (mode, said) => {
+      fs.chmodSync(home, parseInt(mode, 8))
+      expect(exposedHome(home)).toEqual([`${home} is open to ${said}; run: chmod 700 ${home}`])
+      expect((fs.statSync(home).mode & 0o777).toString(8)).toBe(mode.slice(1))
+    },
+  )
+
+  it('names the directory workspaces/ links to when it is open, even under a closed home', () => {
+    const elsewhere = path.join(base, 'records')
+    fs.mkdirSync(elsewhere)
+    fs.chmodSync(elsewhere, 0o755)
+    fs.symlinkSync(elsewhere, homePaths.workspaces(home))
+    const ws = homePaths.workspaces(home)
+    expect(exposedHome(home)).toEqual([
+      `${ws} is open to group and others (mode 0755: they can list and enter it, and so read every record under it); run: chmod 700 ${ws}`,
+    ])
+    fs.chmodSync(elsewhere, 0o700)
+    expect(exposedHome(home)).toEqual([])
   })
 })

@@ -1,10 +1,11 @@
 /**
  * view/export: one document with a section per page — the workspace, each agent, each step, the
- * cohorts of its notches — that references nothing outside itself; an agent's export keeps that
- * agent and what hangs under it.
+ * cohorts of its notches — that references nothing outside itself and carries its content policy;
+ * an agent's export keeps that agent and what hangs under it.
  */
 import { fireCohort } from '../../../proxy/attempts/fire'
 import { exportHtml } from '../../../proxy/view/export'
+import { EXPORT_CSP } from '../../../proxy/view/layout'
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream'
 import { startProxy, type Proxy } from '../../support/harness'
 import { KEY_ENV, keyedRows, recordDemo } from '../../support/view-demo'
@@ -48,6 +49,15 @@ describe('an export', () => {
     expect(s.filter((id) => /\/s\/\d+$/.test(id))).toHaveLength(6 + 2 + 1 + 1)
     expect(doc).not.toMatch(/(src|href)="(https?:|\/\/|\/ui\/)/)
     expect(doc).not.toContain('<form')
+  })
+
+  it('carries the content policy of an export in its head, for the workspace and for one agent', async () => {
+    for (const doc of [await exportHtml(p.home, 'demo'), await exportHtml(p.home, 'demo', 'main')]) {
+      const head = doc.slice(0, doc.indexOf('</head>'))
+      expect(head).toContain(
+        `<meta http-equiv="Content-Security-Policy" content="${EXPORT_CSP.replaceAll("'", '&#39;')}" />`,
+      )
+    }
   })
 
   it('of one agent keeps that agent and its splits and attempts, not its siblings’ parents', async () => {

@@ -160,7 +160,7 @@ fetch(${JSON.stringify(target)}, { credentials: 'include' }).then((r) => r.text(
 })
 
 describe('the export', () => {
-  it('opens from file:// with the pages the server shows, fetching nothing', async () => {
+  it('opens from file:// with the pages the server shows, fetching nothing, its content policy refusing nothing of its own', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-export-'))
     const file = path.join(dir, 'demo.html')
     fs.writeFileSync(file, await exportHtml(p.home, WS))
@@ -173,6 +173,10 @@ describe('the export', () => {
       await page.goto(`${p.url}/ui/w/${WS}`)
       const servedTree = await page.locator('main').innerText()
       const offline = await ctx.newPage()
+      const refused: string[] = []
+      offline.on('console', (m) => {
+        if (m.text().includes('Content Security Policy')) refused.push(m.text())
+      })
       await offline.goto(`file://${file}`)
       expect(await offline.locator('section.page:visible main').innerText()).toBe(servedTree)
       await offline.click('#ws-tree a:text-is("main")')
@@ -183,6 +187,8 @@ describe('the export', () => {
         'the client dropped notes_search',
       )
       expect(asked.every((u) => u.startsWith('file://'))).toBe(true)
+      // Its own policy (a <meta>) lets its inline stylesheet and script run, and nothing is refused.
+      expect(refused).toEqual([])
     } finally {
       await ctx.close()
       fs.rmSync(dir, { recursive: true, force: true })
