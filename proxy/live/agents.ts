@@ -11,7 +11,8 @@ import type { FinishSummary } from '../record/finish'
 import { Mutex } from '../core/mutex'
 import { readJournal } from '../record/journal/reader'
 import { pendingJobs } from '../record/recover'
-import { reservedUpTo } from '../record/recover/quarantine'
+import { reserveLost, reservedUpTo } from '../record/recover/quarantine'
+import { readPushState } from '../remote/state'
 import type { HoldfastConfig } from '../store/config'
 import type { Committer } from '../record/commit/committer'
 import type { Workspace } from '../store/workspace'
@@ -93,8 +94,24 @@ export class AgentState {
         // Any number the journal gave out counts, a damaged frame's included: none is given twice.
         const read = readJournal(this.journalDir)
         this.committed = await this.ws.committedSteps(this.name)
-        // A number quarantine names (damaged, or kept aside by an older holdfast) is not given again.
-        this.next = Math.max(this.committed, read.highest, reservedUpTo(this.ws, this.name)) + 1
+        // A number quarantine names (damaged, or kept aside by an older holdfast) is not given again,
+        // nor one the remote was told of: a cut that took local commits the remote holds must not
+        // number new steps over them (they would diverge from the remote for good).
+        const pushed = readPushState(this.ws.home, this.ws.name)?.agents[this.name]?.step ?? 0
+        this.next = Math.max(this.committed, read.highest, reservedUpTo(this.ws, this.name), pushed) + 1
+        if (pushed > this.committed && pushed > read.highest) {
+          reserveLost(
+            this.ws,
+            this.name,
+            this.committed + 1,
+            pushed,
+            `the remote holds steps up to ${formatStep(pushed)} that this machine's branch lost`,
+          )
+          this.log.warn(
+            { ws: this.ws.name, agent: this.name, committed: this.committed, pushed },
+            `${this.ws.name}/${this.name}: the remote holds steps up to ${formatStep(pushed)} but this machine's branch ends at ${formatStep(this.committed)} (a power cut took them); new steps are numbered from ${formatStep(pushed + 1)}, and holdfast remote fetch reads the remote's copies`,
+          )
+        }
         // Steps a fault kept from their commit at start go first, in order, before any new one.
         for (const job of pendingJobs(this.name, read, this.committed, this.prices))
           void this.queueCommit(job.n, Promise.resolve(job))
