@@ -61,6 +61,7 @@ describe('holdfast recover, with no serve running', () => {
     expect(JSON.parse(r.stdout)).toEqual({
       refs: [],
       packs: [],
+      orphans: [],
       rewound: [],
       committed: 0,
       waiting: [],
