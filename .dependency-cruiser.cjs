@@ -66,6 +66,14 @@ module.exports = {
       to: { path: '^proxy/store/git/(?!index\\.ts$)' },
     },
     {
+      name: 'one-way-to-spawn',
+      severity: 'error',
+      comment:
+        'Children start in proxy/process/spawn.ts only (what they inherit is decided there; simple-git for the rare git commands through store/git/run.ts).',
+      from: { path: '^(proxy|cli|hooks|plugins)/', pathNot: '^proxy/process/spawn\\.ts$' },
+      to: { path: '^(node:)?child_process$' },
+    },
+    {
       name: 'bench-not-harness',
       severity: 'error',
       comment:

@@ -4,10 +4,10 @@
  * process's environment without git's repository-locating variables (GIT_DIR, GIT_INDEX_FILE, …,
  * what `git rev-parse --local-env-vars` lists), so a child started from inside a git hook never
  * reads or writes the hook's repository; git itself gets only an allowlist. Invariant: no module
- * but this one calls `child_process.spawn` (simple-git and the MCP SDK spawn their own children,
- * with an environment from here).
+ * but this one calls `child_process.spawn` or `spawnSync` (simple-git and the MCP SDK spawn their
+ * own children, with an environment from here).
  */
-import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process'
+import { type ChildProcess, spawn, type SpawnOptions, spawnSync } from 'node:child_process'
 
 /** What git strips before running git in another repository (git 2.39, `rev-parse --local-env-vars`). */
 export const GIT_LOCAL_ENV = [
@@ -132,4 +132,17 @@ export function spawnChild(
   opts: Omit<SpawnOptions, 'env'> & { env?: Readonly<Record<string, string>> } = {},
 ): ChildProcess {
   return spawn(command, args, { ...opts, env: childEnv(opts.env) })
+}
+
+/**
+ * When process `pid` started, as `ps -o lstart=` says it (where there is no procfs); undefined when
+ * it is gone or ps cannot tell within two seconds.
+ */
+export function psStartTime(pid: number): string | undefined {
+  const r = spawnSync('ps', ['-o', 'lstart=', '-p', String(pid)], {
+    encoding: 'utf8',
+    timeout: 2000,
+    env: childEnv(),
+  })
+  return r.status === 0 ? r.stdout.trim() || undefined : undefined
 }

@@ -8,11 +8,11 @@
  * block for the pid file) the lock is a symbolic link whose target holds the same two fields: a
  * short link lives in the inode, so serve still starts there.
  */
-import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { homePaths } from './home'
 import { writeFileAtomic } from './atomic'
+import { psStartTime } from '../process/spawn'
 
 export interface ServeInfo {
   url: string
@@ -61,8 +61,7 @@ export function processStart(pid: number): string | undefined {
     }
   }
   if (process.platform === 'win32') return undefined
-  const r = spawnSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8', timeout: 2000 })
-  return r.status === 0 ? r.stdout.trim() || undefined : undefined
+  return psStartTime(pid)
 }
 
 /** A process's arguments (Linux: `/proc/<pid>/cmdline`); undefined where they cannot be read. */

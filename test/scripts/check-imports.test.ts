@@ -2,7 +2,7 @@
  * scripts/check-imports.js (`npm run check:imports`, .dependency-cruiser.cjs): the floors hold. A scratch tree gets one
  * import that runs back up each floor (core/ on the record, store/ on the record, record/ on the
  * live state, proxy/ on cli/, a git submodule reached behind store/git's face, the view on
- * store/git) and depcruise, run with this repository's config, fails it naming every rule; the
+ * store/git, a child started outside proxy/process/spawn) and depcruise, run with this repository's config, fails it naming every rule; the
  * same tree with only downward imports passes.
  */
 import { spawnSync } from 'node:child_process'
@@ -64,6 +64,8 @@ describe('the floors', () => {
         "import type { agents } from '../live/agents'\nimport { ref } from '../store/git/refs'\nexport const commit: typeof agents = ref\n",
       'proxy/server.ts': "import { main } from '../cli/main'\nexport const server = main\n",
       'proxy/view/page.ts': "import { ref } from '../store/git'\nexport const page = ref\n",
+      'proxy/store/lock.ts':
+        "import { spawnSync } from 'node:child_process'\nexport const lock = spawnSync\n",
     })
     expect(r.code).not.toBe(0)
     for (const edge of [
@@ -73,6 +75,7 @@ describe('the floors', () => {
       'error proxy-below-cli-and-hooks: proxy/server.ts → cli/main.ts',
       'error git-through-its-face: proxy/record/commit.ts → proxy/store/git/refs.ts',
       'error view-reads-through-report: proxy/view/page.ts → proxy/store/git/index.ts',
+      'error one-way-to-spawn: proxy/store/lock.ts → child_process',
     ])
       expect(r.out).toContain(edge)
   })
