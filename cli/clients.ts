@@ -5,11 +5,11 @@
  * and kills them before it exits. Invariant: both paths run the same acts (tools/acts), so they
  * print the same sentences; `--json` prints the admin API's answer. `loaded` reads the file.
  */
+import { AskError, askServe } from '../proxy/admin/ask'
 import type { Command } from 'commander'
 import { loadConfig } from '../proxy/store/config'
 import { resolveHome } from '../proxy/store/home'
 import { readServeInfo } from '../proxy/store/serve-lock'
-import { homeToken } from '../proxy/store/token'
 import { createLogger } from '../proxy/process/log'
 import { type Act, getClient, listClients, loadedTools, loadTools, unloadTools } from '../proxy/tools/acts'
 import type { ToolHosts } from '../proxy/tools/hosts'
@@ -24,27 +24,15 @@ interface Opts {
 type Answer = { message: string } & Record<string, unknown>
 
 /** One request to the running server's admin API; a refusal becomes the CliError it names. */
-async function viaServer(
-  home: string,
-  url: string,
-  method: 'GET' | 'POST',
-  path: string,
-  body?: object,
-): Promise<Answer> {
-  const token = homeToken(home, loadConfig(home))
-  let res: Response
+async function viaServer(home: string, method: 'GET' | 'POST', path: string, body?: object): Promise<Answer> {
   try {
-    res = await fetch(`${url}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...(token ? { 'x-holdfast-token': token } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
+    const answer = await askServe<Answer>(home, path, { method, ...(body ? { body } : {}) })
+    if (!answer) throw new CliError(`holdfast serve on ${home} stopped before it was asked`)
+    return answer
   } catch (err) {
-    throw new CliError(`holdfast serve at ${url} did not answer: ${(err as Error).message}`)
+    if (err instanceof AskError) throw new CliError(err.message)
+    throw err
   }
-  const json = (await res.json()) as Answer & { error?: { message?: string } }
-  if (!res.ok) throw new CliError(json.error?.message ?? `holdfast serve answered ${res.status}`)
-  return json
 }
 
 /** The act run here, with this command's own connections to the hosts (closed before returning). */
@@ -97,7 +85,7 @@ export function registerClients(program: Command): void {
       const home = resolveHome(opts.home)
       const info = readServeInfo(home)
       const answer = info
-        ? await viaServer(home, info.url, 'GET', `/_holdfast/clients/list${query({ workspace: opts.ws })}`)
+        ? await viaServer(home, 'GET', `/_holdfast/clients/list${query({ workspace: opts.ws })}`)
         : await locally(home, (h) => listClients(h, opts.ws))
       print(answer, opts)
     })
@@ -109,7 +97,7 @@ export function registerClients(program: Command): void {
       const home = resolveHome(opts.home)
       const info = readServeInfo(home)
       const answer = info
-        ? await viaServer(home, info.url, 'GET', `/_holdfast/clients/get${query({ client })}`)
+        ? await viaServer(home, 'GET', `/_holdfast/clients/get${query({ client })}`)
         : await locally(home, (h) => getClient(h, client))
       print(answer, opts)
     })
@@ -124,7 +112,7 @@ export function registerClients(program: Command): void {
       const home = resolveHome(opts.home)
       const info = readServeInfo(home)
       const answer = info
-        ? await viaServer(home, info.url, 'POST', '/_holdfast/clients/load', {
+        ? await viaServer(home, 'POST', '/_holdfast/clients/load', {
             workspace: ws,
             agent,
             client,
@@ -146,7 +134,7 @@ export function registerClients(program: Command): void {
       const home = resolveHome(opts.home)
       const info = readServeInfo(home)
       const answer = info
-        ? await viaServer(home, info.url, 'POST', '/_holdfast/clients/unload', {
+        ? await viaServer(home, 'POST', '/_holdfast/clients/unload', {
             workspace: ws,
             agent,
             client,

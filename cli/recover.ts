@@ -5,12 +5,12 @@
  * without one, this command takes the home lock and runs recovery itself. Invariant: it deletes
  * nothing that is not on a branch; what still cannot be committed stays, and is named.
  */
+import { AskError, askServe } from '../proxy/admin/ask'
 import type { Command } from 'commander'
 import { assertName, formatStep } from '../proxy/core/naming'
 import { loadConfig } from '../proxy/store/config'
 import { resolveHome } from '../proxy/store/home'
 import { readServeInfo, takeHomeLock } from '../proxy/store/serve-lock'
-import { homeToken } from '../proxy/store/token'
 import { hookPreparer } from '../proxy/store/hook-install'
 import { Workspace } from '../proxy/store/workspace'
 import { createLogger } from '../proxy/process/log'
@@ -33,19 +33,7 @@ async function viaServe(
   ws: string,
   waitMs: number,
 ): Promise<{ lines: string[]; json: unknown; ok: boolean }> {
-  const token = homeToken(home, loadConfig(home))
-  let res: Response
-  try {
-    res = await fetch(`${url}/_holdfast/recover`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { 'x-holdfast-token': token } : {}) },
-      body: JSON.stringify({ workspace: ws, wait_ms: waitMs }),
-    })
-  } catch (err) {
-    throw new CliError(`holdfast serve at ${url} did not answer: ${(err as Error).message}`)
-  }
-  const json = (await res.json()) as {
-    error?: { message?: string }
+  let json: {
     requeued: { agent: string; steps: number }[]
     brought: Brought[]
     refused: string[]
@@ -53,7 +41,16 @@ async function viaServe(
     faults: { since: string; error: string; waiting: number }[]
     agents: { agent: string; committed: number; stalled: string | null }[]
   }
-  if (!res.ok) throw new CliError(json.error?.message ?? `holdfast serve answered ${res.status}`)
+  try {
+    const answered = await askServe<typeof json>(home, '/_holdfast/recover', {
+      body: { workspace: ws, wait_ms: waitMs },
+    })
+    if (!answered) throw new CliError(`holdfast serve at ${url} stopped before it was asked`)
+    json = answered
+  } catch (err) {
+    if (err instanceof AskError) throw new CliError(err.message)
+    throw err
+  }
   const lines = [
     ...json.requeued.map(
       (r) => `${ws}/${r.agent}: ${r.steps} step(s) from the journal queued for commit again`,

@@ -6,12 +6,11 @@
  * Invariant: credentials stay git's (a URL with a password is refused); nothing is pushed by a
  * command here; every git command runs in the workspace's own repository.
  */
+import { askServe } from '../proxy/admin/ask'
 import type { Command } from 'commander'
 import { formatStep } from '../proxy/core/naming'
 import { loadConfig } from '../proxy/store/config'
 import { resolveHome } from '../proxy/store/home'
-import { readServeInfo } from '../proxy/store/serve-lock'
-import { homeToken } from '../proxy/store/token'
 import { pullConfig } from '../proxy/remote/config-pull'
 import { failure, RemoteUrl, runGitIn } from '../proxy/remote/git'
 import { pushOptions } from '../proxy/remote'
@@ -48,18 +47,12 @@ function options(home: string) {
 
 /** Ask a running serve to look at the workspace's remote now; undefined when none runs or it did not answer. */
 async function nudgeServe(home: string, ws: string): Promise<boolean | undefined> {
-  const info = readServeInfo(home)
-  if (!info) return undefined
-  const token = homeToken(home, loadConfig(home))
   try {
-    const res = await fetch(`${info.url}/_holdfast/remote/sync`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { 'x-holdfast-token': token } : {}) },
-      body: JSON.stringify({ workspace: ws }),
-      signal: AbortSignal.timeout(60_000),
+    const answered = await askServe(home, '/_holdfast/remote/sync', {
+      body: { workspace: ws },
+      timeoutMs: 60_000,
     })
-    await res.arrayBuffer()
-    return res.ok
+    return answered === undefined ? undefined : true
   } catch {
     return false
   }

@@ -7,15 +7,13 @@
  * variables (GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE, GIT_OBJECT_DIRECTORY… — `git rev-parse
  * --local-env-vars`) are stripped from this process first, so nothing it runs lands in another repository.
  */
+import { askServe } from '../proxy/admin/ask'
 import fs from 'node:fs'
-import http from 'node:http'
 import { loadConfig, type HoldfastConfig } from '../proxy/store/config'
 import { CONFIG_PREFIX } from '../proxy/store/config/lineage'
 import { openRepo, readFileAt, readRef } from '../proxy/store/git'
 import { homePaths } from '../proxy/store/home'
 import { parseProviders, PROVIDERS_FILE } from '../proxy/store/config/providers'
-import { readServeInfo } from '../proxy/store/serve-lock'
-import { homeToken, readTokenFile } from '../proxy/store/token'
 import { stripGitEnv } from '../proxy/process/spawn'
 
 const EVENT_TIMEOUT_MS = 500
@@ -122,34 +120,11 @@ async function notifyServer(home: string, ws: string, updates: RefUpdate[]): Pro
     const config = updates.filter((u) => u.ref.startsWith(CONFIG_PREFIX))
     const refs = config.length ? await realMoves(homePaths.repo(home, ws), config, 'committed') : []
     if (refs.length === 0) return false
-    const info = readServeInfo(home)
-    if (!info) return false
-    let token: string | undefined
-    try {
-      token = homeToken(home, loadConfig(home))
-    } catch {
-      token = process.env.HOLDFAST_TOKEN || readTokenFile(home)
-    }
-    const body = JSON.stringify({ workspace: ws, refs })
-    const url = new URL('/_holdfast/events/refs', info.url)
-    return await new Promise<boolean>((resolve) => {
-      const req = http.request(url, {
-        method: 'POST',
-        timeout: EVENT_TIMEOUT_MS,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          ...(token ? { 'x-holdfast-token': token } : {}),
-        },
-      })
-      req.on('response', (res) => {
-        res.resume()
-        resolve((res.statusCode ?? 0) < 300)
-      })
-      req.on('timeout', () => req.destroy(new Error('timed out')))
-      req.on('error', () => resolve(false))
-      req.end(body)
+    const answered = await askServe(home, '/_holdfast/events/refs', {
+      body: { workspace: ws, refs },
+      timeoutMs: EVENT_TIMEOUT_MS,
     })
+    return answered !== undefined
   } catch {
     return false
   }
