@@ -80,16 +80,20 @@ export function packProblem(base: string): string | undefined {
   return undefined
 }
 
-/** Move aside every pack of `gitdir` that is not whole (to `aside`), and an index without its pack. */
-export function checkPacks(gitdir: string, aside: string): MovedPack[] {
-  const dir = path.join(gitdir, 'objects', 'pack')
-  let names: string[]
+/** The names in a pack directory; none when it does not exist yet. */
+function packDirNames(dir: string): string[] {
   try {
-    names = fs.readdirSync(dir)
+    return fs.readdirSync(dir)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw err
   }
+}
+
+/** Move aside every pack of `gitdir` that is not whole (to `aside`), and an index without its pack. */
+export function checkPacks(gitdir: string, aside: string): MovedPack[] {
+  const dir = path.join(gitdir, 'objects', 'pack')
+  const names = packDirNames(dir)
   const moved: MovedPack[] = []
   for (const name of names.filter((n) => n.endsWith('.idx'))) {
     const stem = name.slice(0, -'.idx'.length)
@@ -123,13 +127,7 @@ export function checkPacks(gitdir: string, aside: string): MovedPack[] {
  */
 export function removeOrphans(gitdir: string): string[] {
   const dir = path.join(gitdir, 'objects', 'pack')
-  let names: string[]
-  try {
-    names = fs.readdirSync(dir)
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw err
-  }
+  const names = packDirNames(dir)
   const present = new Set(names)
   const whole = (stem: string): boolean => present.has(`${stem}.pack`) && present.has(`${stem}.idx`)
   const orphan = (name: string): boolean => {

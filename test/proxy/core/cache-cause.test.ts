@@ -7,19 +7,8 @@
 import type { StepMeta } from '../../../generated/meta'
 import { causeLines, causeOf, CLIENT_CAUSES, providerCause } from '../../../proxy/core/cache-cause'
 import { isAttemptChild } from '../../../proxy/core/attempt'
-import type { PrefixMoves } from '../../../proxy/core/why'
+import { moves } from '../../support/why-moves'
 
-const moves = (over: Partial<PrefixMoves> = {}): PrefixMoves => ({
-  model: false,
-  tools: false,
-  system: false,
-  head: false,
-  keying: [],
-  firstDifference: null,
-  difference: null,
-  toolChanges: null,
-  ...over,
-})
 const T0 = Date.parse('2026-12-07T10:00:00Z')
 const at = (ms: number): string => new Date(T0 + ms).toISOString()
 const meta = (over: Partial<StepMeta> = {}): StepMeta =>

@@ -4,21 +4,10 @@
  * and added; a compaction named as such and never as another conversation; nothing said twice.
  */
 import type { StepMeta } from '../../../generated/meta'
-import type { PrefixMoves } from '../../../proxy/core/why'
+import { moves } from '../../support/why-moves'
 import { excerpt } from '../../../proxy/core/why'
 import { explainStep, headerChange, otherConversation, someNames } from '../../../proxy/core/why-words'
 
-const moves = (over: Partial<PrefixMoves> = {}): PrefixMoves => ({
-  model: false,
-  tools: false,
-  system: false,
-  head: false,
-  keying: [],
-  firstDifference: null,
-  difference: null,
-  toolChanges: null,
-  ...over,
-})
 const meta = (over: Partial<StepMeta> = {}, session?: string): StepMeta =>
   ({
     route: { provider: 'anthropic', url: 'x', model: 'claude-a' },
