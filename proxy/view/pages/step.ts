@@ -5,6 +5,7 @@
  * step already sent folded), meta, and links to the raw bytes as recorded. The Fork from here form
  * is added by the server (fork.ts). Invariant: a record that cannot be read is said on the page.
  */
+import { diffHtml, type HeldSides } from './step-diff'
 import { HOLD_SAVED } from '../../core/saving-words'
 import { shownChanges } from '../../core/why-words'
 import type { StepMeta } from '../../../generated/meta'
@@ -126,81 +127,6 @@ function whyHtml(d: StepData): Html {
       d.why.changes,
     ).map((c) => markup`<li>changed <code>${c.field}</code>: ${c.why}</li>`)}
   </ul>`
-}
-
-const names = (list: readonly string[]): Html =>
-  markup`${list.map((n, i) => markup`${i ? ', ' : ''}<code>${n}</code>`)}`
-
-/** A held step's two sides of its tools: what the client sent and which of them the hold kept. */
-export interface HeldSides {
-  /** The client's tools, by name, in its order (meta.json client_tools). */
-  client: readonly string[]
-  /** The tools the hold sent that the client had dropped. */
-  held: readonly string[]
-}
-
-export function diffHtml(d: StepDiff, previous: string, heldSides?: HeldSides): Html {
-  const m = d.messages
-  const t = d.tools
-  const items: Html[] = []
-  if (d.model) items.push(markup`<li>model: <code>${d.model.from}</code> → <code>${d.model.to}</code></li>`)
-  items.push(
-    m.rewrittenFrom !== null
-      ? markup`<li class="bad">
-          transcript rewritten from message ${m.rewrittenFrom}: ${m.previous} messages before, ${m.current}
-          now (${m.common} kept)
-        </li>`
-      : markup`<li>messages: ${m.added} added (${m.previous} → ${m.current})</li>`,
-  )
-  const toolBits: Html[] = []
-  if (t.added.length) toolBits.push(markup`added ${names(t.added)}`)
-  if (t.removed.length) toolBits.push(markup`removed ${names(t.removed)}`)
-  if (t.edited.length) toolBits.push(markup`edited ${names(t.edited)}`)
-  if (t.reordered) toolBits.push(markup`reordered`)
-  items.push(
-    markup`<li>
-      tools${heldSides ? ' sent upstream' : ''} (${t.previous} → ${t.current}):
-      ${toolBits.length ? toolBits.map((b, i) => markup`${i ? '; ' : ''}${b}`) : 'unchanged'}
-    </li>`,
-  )
-  // The client's side of a held step: the diff above is what went upstream (the held array).
-  if (heldSides)
-    items.push(
-      markup`<li>
-        tools the client sent (${t.previous} → ${heldSides.client.length}):
-        ${heldSides.held.length ? markup`dropped ${names(heldSides.held)}` : 'reordered'}; the hold re-sent
-        step ${previous}'s array
-      </li>`,
-    )
-  items.push(
-    d.system.changed
-      ? markup`<li class="bad">
-          system changed (${d.system.from} → ${d.system.to}
-          characters)${d.system.lines ? '' : ': too long to compare line by line'}
-        </li>`
-      : markup`<li>system unchanged</li>`,
-  )
-  if (d.fields.length) items.push(markup`<li>other fields changed: ${names(d.fields)}</li>`)
-  for (const h of d.headers)
-    items.push(
-      markup`<li>header <code>${h.name}</code>: ${h.from ?? '(absent)'} → ${h.to ?? '(absent)'}</li>`,
-    )
-  const lines = d.system.lines
-  return markup`<p class="muted">Against step ${previous}.</p>
-    <ul>
-      ${items}
-    </ul>
-    ${
-      lines
-        ? markup`<div class="toolbar" hidden>
-              <label
-                ><input type="checkbox" data-diff-toggle="#system-diff" checked /> changed lines only</label
-              >
-            </div>
-            <pre class="diff" id="system-diff">
-${lines.map((l) => markup`<span class="${l.op}">${l.op === 'add' ? '+ ' : l.op === 'del' ? '- ' : '  '}${l.text}\n</span>`)}</pre>`
-        : ''
-    }`
 }
 
 /** The system part; in an export, a system the previous step already sent is a link to it. */
