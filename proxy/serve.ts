@@ -5,6 +5,7 @@
  * recorded as interrupted), finishes the commits, then releases everything. Invariant: recovery
  * commits every recorded step in step order before the first new request is accepted.
  */
+import { formatStep } from './core/naming'
 import { configuredToken, loadConfig, type HoldfastConfig } from './store/config'
 import { describeRecovery, recoverWorkspace } from './record/recover'
 import { takeHomeLock, writeServeInfo, removeServeInfo } from './store/serve-lock'
@@ -179,9 +180,16 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
               { aborted: cut.aborted, shutdown_ms: shutdownMs },
               `stopped waiting after ${shutdownMs} ms: ${cut.aborted} request${cut.aborted === 1 ? '' : 's'} in flight aborted (steps recorded as interrupted, SHUTDOWN_TIMEOUT)`,
             )
+          for (const l of cut.lost)
+            opts.log.error(
+              { ws: l.workspace, agent: l.agent, steps: l.steps.map((n) => formatStep(n)), reason: l.reason },
+              `${l.workspace}/${l.agent}: the answers of step${l.steps.length === 1 ? '' : 's'} ${l.steps.map((n) => formatStep(n)).join(', ')} reached the client but the journal could not keep them (${l.reason}), and they are not committed: the next start records ${l.steps.length === 1 ? 'it' : 'them'} as interrupted, without the answer`,
+            )
           if (cut.uncommitted)
             opts.log.warn(
-              'some answered steps are not committed yet: they stay in the journal, and the next start commits them',
+              cut.lost.length > 0
+                ? 'the other answered steps not committed yet stay in the journal, and the next start commits them'
+                : 'some answered steps are not committed yet: they stay in the journal, and the next start commits them',
             )
           await ctx.remotes?.close() // what the last commits left to push, within a few seconds
           await ctx.plugins.close()

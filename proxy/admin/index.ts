@@ -59,6 +59,8 @@ export async function handleAdmin(
           next_step: s.next,
           committed: s.committed,
           stalled: s.stalled ? s.stalled.message : null,
+          // Answered steps whose answer only memory holds until their commit lands (a full disk).
+          answers_in_memory: [...s.answersInMemory.keys()].sort((x, y) => x - y),
         })),
         remote: ctx.remotes?.health() ?? [],
       })

@@ -60,6 +60,11 @@ export class AgentState {
   private readonly queued = new Set<number>()
   /** Set when a commit failed for good: later steps stay in the journal until a restart recovers them. */
   stalled: Error | undefined
+  /**
+   * Answered steps whose answer the journal could not take (a full disk): kept only in memory for
+   * their commit, so lost if the process stops before it lands. By step, the journal's error.
+   */
+  readonly answersInMemory = new Map<number, string>()
   private initialized: Promise<void> | undefined
 
   constructor(
@@ -219,6 +224,7 @@ export class AgentState {
         'committed',
       )
       this.committed = Math.max(this.committed, n)
+      this.answersInMemory.delete(n)
       this.onCommitted(this.committed, commit)
     })
     void landed.finally(() => {

@@ -217,7 +217,7 @@ export class ServerContext {
       while (this.inflight.size > 0) await Promise.allSettled([...this.inflight])
     }
     const until = Date.now() + ms
-    const report: DrainReport = { aborted: 0, uncommitted: false }
+    const report: DrainReport = { aborted: 0, uncommitted: false, lost: [] }
     if (!(await within(requests(), ms, this.shutdown.signal))) {
       report.aborted = this.inflight.size
       this.shutdown.abort()
@@ -226,6 +226,14 @@ export class ServerContext {
     const commits = Promise.allSettled([...this.agents.values()].map((a) => a.drained()))
     const left = Number.isFinite(ms) ? Math.max(0, until - Date.now()) + graceMs : Infinity
     report.uncommitted = !(await within(commits, left))
+    for (const a of this.agents.values())
+      if (a.answersInMemory.size > 0)
+        report.lost.push({
+          workspace: a.ws.name,
+          agent: a.name,
+          steps: [...a.answersInMemory.keys()].sort((x, y) => x - y),
+          reason: [...a.answersInMemory.values()][0] as string,
+        })
     return report
   }
 }
@@ -234,6 +242,8 @@ export class ServerContext {
 export interface DrainReport {
   aborted: number
   uncommitted: boolean
+  /** Answered steps not committed whose answer only memory held (the journal refused it): lost with the stop. */
+  lost: { workspace: string; agent: string; steps: number[]; reason: string }[]
 }
 
 /** After the shutdown bound, how long aborted steps and queued commits get to finish. */

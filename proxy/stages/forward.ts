@@ -66,8 +66,10 @@ export async function forward(
 
 /** The journal refused a frame of the answer: the client still gets it; only the journal's copy is short. */
 function teeFailed(ctx: ServerContext, step: Recorded, err: Error): void {
+  // The answer is kept in memory for the commit; a stop before it lands loses it (said at shutdown).
+  step.agent.answersInMemory.set(step.n, err.message)
   ctx.log.error(
     { ws: step.workspace, agent: step.agent.name, step: step.meta.step, err: String(err) },
-    'the journal copy of an answer failed',
+    'the journal copy of an answer failed: the answer is kept in memory until its commit lands',
   )
 }

@@ -66,6 +66,7 @@ describe('GET /_holdfast/health', () => {
       next_step: 2,
       committed: 1,
       stalled: null,
+      answers_in_memory: [],
     })
   })
 

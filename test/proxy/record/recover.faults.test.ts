@@ -124,6 +124,32 @@ describe('a full disk', () => {
   })
 })
 
+describe('a full disk during an answer, then a stop', () => {
+  it('says which answers only memory held and that the stop loses them, never that the journal keeps them', async () => {
+    writeConfig(home, configFor(fake, { timeouts: { shutdown_ms: 1000 } }))
+    server = await serve()
+    expect((await post('mem', 'first')).status).toBe(200)
+    await eventually(() => branch('mem').length === 1, 30_000)
+    // The request is journaled and sent; the disk fills before the answer comes back.
+    fake.enqueue({ delayMs: 1500 })
+    const answered = post('mem', 'while full')
+    await eventually(() => receivedBy('while full').length === 1, 10_000)
+    disk('ENOSPC')
+    expect((await answered).status).toBe(200)
+    const agents = async () =>
+      ((await health()) as unknown as { agents: { agent: string; answers_in_memory: number[] }[] }).agents
+    await eventually(async () => (await agents()).some((a) => a.answers_in_memory.includes(2)), 10_000)
+    const code = await server.kill('SIGTERM')
+    expect(code).toBe(0)
+    const log = server.stderr()
+    expect(log).toContain(
+      'default/mem: the answers of step 002 reached the client but the journal could not keep them',
+    )
+    expect(log).not.toContain('some answered steps are not committed yet: they stay in the journal')
+    server = undefined
+  })
+})
+
 describe('a start on a full disk', () => {
   it('serves: the lock is a link, steps are refused RECORD_WRITE_FAILED while the disk is full, and recorded once it has room', async () => {
     // A first start made the token and the workspace; the second meets a home with no room at all.
