@@ -224,6 +224,54 @@ export function describeScenarios(pkg: ClaudePackage): void {
       expect(second[0]).not.toBe(`main.s-${sc.first.slice(0, 8)}`)
     })
 
+    it('bills less input through the hold than the same session sent as the client sent it', async () => {
+      // The headline figure (docs/hold.md): each main step's request as holdfast sent it, and as the
+      // client sent it (its own tools: a held step's client_tools, no injected tool), replayed in
+      // order against two fresh fakes with the same cache model; billed input = uncached input +
+      // 1.25 × cache writes + 0.1 × cache reads.
+      const sums = { via: { input: 0, write: 0, read: 0 }, direct: { input: 0, write: 0, read: 0 } }
+      const [viaFake, directFake] = [await startFakeUpstream(), await startFakeUpstream()]
+      try {
+        for (const r of sc.rows) {
+          const n = Number(r.step)
+          const meta = await sc.s.meta(n)
+          if (meta.endpoint.split('?')[0] !== '/v1/messages') continue
+          const sent = await sc.s.request(n)
+          const tools = Array.isArray(sent.tools) ? (sent.tools as { name?: string }[]) : undefined
+          const byName = new Map((tools ?? []).map((x) => [x.name, x]))
+          const own = meta.client_tools ? meta.client_tools.map((name) => byName.get(name)) : tools
+          const injected = new Set(meta.injected_tools)
+          const clientTools = own?.filter((x) => x !== undefined && !injected.has(x.name ?? ''))
+          const client = tools ? { ...sent, tools: clientTools } : sent
+          for (const [fake, body, sum] of [
+            [viaFake, sent, sums.via],
+            [directFake, client, sums.direct],
+          ] as const) {
+            const res = await fetch(`${fake.anthropicBaseUrl}/v1/messages`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+              body: JSON.stringify({ ...body, stream: false }),
+            })
+            const u = ((await res.json()) as { usage: Record<string, number> }).usage
+            sum.input += u.input_tokens ?? 0
+            sum.write += u.cache_creation_input_tokens ?? 0
+            sum.read += u.cache_read_input_tokens ?? 0
+          }
+        }
+      } finally {
+        await viaFake.close()
+        await directFake.close()
+      }
+      const billed = (x: { input: number; write: number; read: number }): number =>
+        x.input + 1.25 * x.write + 0.1 * x.read
+      expect(sums.via.read + sums.via.write).toBeGreaterThan(0)
+      expect(billed(sums.via)).toBeLessThanOrEqual(billed(sums.direct))
+      if (process.env.HOLDFAST_SHOW)
+        process.stdout.write(
+          `${pkg} billed input: via holdfast ${billed(sums.via).toFixed(0)} ${JSON.stringify(sums.via)}, as the client sent it ${billed(sums.direct).toFixed(0)} ${JSON.stringify(sums.direct)}, saved ${(100 * (1 - billed(sums.via) / billed(sums.direct))).toFixed(1)} %\n`,
+        )
+    })
+
     it('gives every step one cause from the closed sets', async () => {
       const table: string[] = []
       for (const r of sc.rows) {
