@@ -61,6 +61,8 @@ export async function handleAdmin(
           stalled: s.stalled ? s.stalled.message : null,
         })),
         remote: ctx.remotes?.health() ?? [],
+        // The spans' export (null: no endpoint): what the backend took, and what was dropped or lost.
+        telemetry: ctx.telemetry?.health() ?? null,
       })
       return
     }
