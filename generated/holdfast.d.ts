@@ -115,6 +115,33 @@ export interface HoldfastConfig {
    */
   machine?: string
   /**
+   * Every step as an OpenTelemetry GenAI span, exported over OTLP/HTTP (docs/telemetry.md). The standard OTEL_EXPORTER_OTLP_* variables win over these keys; without an endpoint nothing of OpenTelemetry is loaded.
+   */
+  telemetry?: {
+    /**
+     * The OTLP/HTTP base URL (as OTEL_EXPORTER_OTLP_ENDPOINT: /v1/traces is appended unless it ends with it).
+     */
+    endpoint?: string
+    /**
+     * http/protobuf (the default) or http/json (as OTEL_EXPORTER_OTLP_PROTOCOL).
+     */
+    protocol?: 'http/protobuf' | 'http/json'
+    /**
+     * Headers sent with every export (an Authorization header, an API key); OTEL_EXPORTER_OTLP_HEADERS adds to them and wins.
+     */
+    headers?: {
+      [k: string]: string
+    }
+    /**
+     * Put the prompt and the answer (gen_ai.input.messages, gen_ai.output.messages, gen_ai.system_instructions) on each span. Off by default: they leave the machine.
+     */
+    capture_content?: boolean
+    /**
+     * Which GenAI semantic conventions the cache-write count follows: stable names gen_ai.usage.cache_creation.input_tokens (the default), latest gen_ai.usage.cache_write.input_tokens.
+     */
+    semconv?: 'stable' | 'latest'
+  }
+  /**
    * What a workspace does with the git remote named holdfast of its repository, when it has one (docs/remote.md).
    */
   remote?: {

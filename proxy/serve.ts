@@ -2,8 +2,9 @@
  * `holdfast serve` as a function: take the home lock, make the home's token when none is
  * configured, clear stale ref locks, commit journal steps a crash left uncommitted, listen, write
  * serve.json; `close` waits for in-flight steps at most `timeouts.shutdown_ms` (then aborts them,
- * recorded as interrupted), finishes the commits, then releases everything. Invariant: recovery
- * commits every recorded step in step order before the first new request is accepted.
+ * recorded as interrupted), finishes the commits, flushes the spans (at most TELEMETRY_CLOSE_MS),
+ * then releases everything. Invariant: recovery commits every recorded step in step order before
+ * the first new request is accepted; without a telemetry endpoint nothing of OpenTelemetry loads.
  */
 import { formatStep } from './core/naming'
 import { configuredToken, loadConfig, type HoldfastConfig } from './store/config'
@@ -27,6 +28,8 @@ import type { AnyPlugin } from '../plugins/instance'
 import { loadPlugins } from '../plugins/loader'
 import { recordsView } from './live/plugin-records'
 import type { PluginHost } from '../plugins/runner'
+import { telemetrySettings } from './telemetry/settings'
+import { Telemetry } from './telemetry'
 
 export interface ServeOptions {
   home: string
@@ -51,6 +54,9 @@ export interface RunningServer {
 
 /** How long `close` waits for in-flight steps before it aborts them (`timeouts.shutdown_ms`). */
 export const SHUTDOWN_MS = 20_000
+
+/** How long `close` waits for the last spans to be exported (a backend that hangs never holds it). */
+export const TELEMETRY_CLOSE_MS = 2000
 
 /**
  * The home's token for this serve: `<home>/token`, made when missing. A disk that refuses the
@@ -118,6 +124,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       bodyTimeoutMs: config.timeouts?.upstream_body_ms ?? 600_000,
     })
     const ctx = new ServerContext(opts.home, config, upstream, opts.log)
+    const telemetry = telemetrySettings(config.telemetry)
+    if (telemetry) {
+      for (const warning of telemetry.warnings) opts.log.warn(`telemetry: ${warning}`)
+      ctx.telemetry = new Telemetry(telemetry, opts.log)
+    }
     ctx.remotes = new Remotes(opts.home, config, opts.log)
     // A plugin that fails to load stops the start with one line naming it (DESIGN §10).
     ctx.plugins = plugins = await loadPlugins({
@@ -195,6 +206,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           await ctx.plugins.close()
           server.closeAllConnections()
           await closed
+          await ctx.telemetry?.close(TELEMETRY_CLOSE_MS)
           await up.close()
           await ctx.committer.close()
           ctx.close()

@@ -63,6 +63,8 @@ export async function handleAdmin(
           answers_in_memory: [...s.answersInMemory.keys()].sort((x, y) => x - y),
         })),
         remote: ctx.remotes?.health() ?? [],
+        // The spans' export (null: no endpoint): what the backend took, and what was dropped or lost.
+        telemetry: ctx.telemetry?.health() ?? null,
       })
       return
     }

@@ -176,14 +176,14 @@ export class AgentState {
    * Queue step `n`'s commit: it is submitted once `finished` settles and every earlier step was
    * submitted, so the committer receives an agent's steps in order (it keeps that order, batches,
    * and waits out a disk fault). `onFinished` hears the finish's summary. Returns a promise
-   * settling when the commit has landed, or failed for good (then this agent's later steps stay
-   * in the journal until `holdfast recover` or a restart commits them).
+   * settling when the commit has landed (with its id), or failed for good (undefined: then this
+   * agent's later steps stay in the journal until `holdfast recover` or a restart commits them).
    */
   queueCommit(
     n: number,
     finished: Promise<CommitJob>,
     onFinished?: (summary: FinishSummary) => void,
-  ): Promise<void> {
+  ): Promise<string | undefined> {
     this.queued.add(n)
     const submitted = this.submitted.then(() => finished.catch(() => undefined))
     this.submitted = submitted
@@ -196,13 +196,13 @@ export class AgentState {
       },
       () => undefined,
     )
-    const landed = submitted.then(async (job) => {
-      if (this.stalled) return
+    const landed = submitted.then(async (job): Promise<string | undefined> => {
+      if (this.stalled) return undefined
       if (!job) {
         // The pipeline always settles a step's commit; this is a bug, kept to the journal.
         this.stalled = new Error(`step ${formatStep(n)} was never finished`)
         this.log.error({ ws: this.ws.name, agent: this.name, step: formatStep(n) }, String(this.stalled))
-        return
+        return undefined
       }
       const t0 = Date.now()
       let commit: string
@@ -217,7 +217,7 @@ export class AgentState {
           { ws: this.ws.name, agent: this.name, step: formatStep(n), err: String(err) },
           "commit failed; this agent's later steps stay in the journal until holdfast recover or a restart commits them",
         )
-        return
+        return undefined
       }
       this.log.debug(
         { ws: this.ws.name, agent: this.name, step: formatStep(n), ms: Date.now() - t0 },
@@ -226,6 +226,7 @@ export class AgentState {
       this.committed = Math.max(this.committed, n)
       this.answersInMemory.delete(n)
       this.onCommitted(this.committed, commit)
+      return commit
     })
     void landed.finally(() => {
       this.queued.delete(n)

@@ -21,6 +21,7 @@ import type { Logger } from '../process/log'
 import type { Upstream } from '../http/upstream'
 import { IDLE_COLLECT_MS, IdleCollector } from '../process/idle-collect'
 import type { Remotes } from '../remote'
+import type { Telemetry } from '../telemetry'
 
 const idleCollectMs = (config: HoldfastConfig): number => config.limits?.idle_collect_ms ?? IDLE_COLLECT_MS
 
@@ -70,6 +71,8 @@ export class ServerContext {
   plugins: PluginHost = PluginHost.none()
   /** The background pushes and config pulls of workspaces with a `holdfast` remote (proxy/remote); set by serve. */
   remotes: Remotes | undefined
+  /** The spans' export (proxy/telemetry), set by serve when an endpoint is configured; else nothing is loaded. */
+  telemetry: Telemetry | undefined
 
   constructor(
     readonly home: string,

@@ -16,6 +16,7 @@ import { type Extent, type ResponseHead, type StepPlace } from './journal/format
 import { readEach, readPlaced } from './journal/reader'
 import { type ResponseFile, responseFileFor } from '../core/layout'
 import { answeredMeta, type Answered, headerText } from './meta'
+import { type SpanAsk, type SpanContent, type SpanFacts, spanFacts } from './span'
 
 /** Where an answer's bytes are: in the journal (as the provider sent them), or here. */
 export type AnswerBytes = { file: string; extents: Extent[] } | { bytes: Buffer }
@@ -35,6 +36,8 @@ export interface FinishJob {
   /** The answer as the provider sent it (possibly gzip/br), when the journal does not hold it; null: none came. */
   answer?: AnswerBytes | null
   prices: Readonly<Record<string, Price>> | undefined
+  /** Set when telemetry is on: the finish also makes the step's span facts. */
+  span?: SpanAsk
 }
 
 /** What the server needs to know of a finished step (its log line, the plugins' onResponse). */
@@ -47,6 +50,8 @@ export interface FinishSummary {
   stop_reason: StepMeta['stop_reason']
   ttfb_ms: StepMeta['ttfb_ms']
   response_file: StepMeta['response_file']
+  /** The step's span, when its finish was asked for one (telemetry on). */
+  span?: SpanFacts
 }
 
 export const summaryOf = (m: StepMeta): FinishSummary => ({
@@ -60,10 +65,37 @@ export const summaryOf = (m: StepMeta): FinishSummary => ({
   response_file: m.response_file ?? null,
 })
 
-/** The finished record's answer half: the meta, and what its `response.*` file holds. */
+/** The summary the server hears of a finished step, its span with it when one was made. */
+export const summaryFor = (f: Finished): FinishSummary => ({
+  ...summaryOf(f.meta),
+  ...(f.span ? { span: f.span } : {}),
+})
+
+/** The finished record's answer half: the meta, what its `response.*` file holds, its span when asked. */
 export interface Finished {
   meta: StepMeta
   response: { file: ResponseFile; bytes: AnswerBytes } | null
+  span?: SpanFacts
+}
+
+/** The span of a finished step, when its job asked for one; its content read only when asked. */
+export function spanOf(job: FinishJob, meta: StepMeta, content?: () => SpanContent): SpanFacts | undefined {
+  if (!job.span) return undefined
+  const provider = dialectByName(job.dialect).rows.name
+  return spanFacts(meta, provider, job.span, job.span.capture && content ? content() : undefined)
+}
+
+/** The request's body, parsed, for a span that captures content (undefined when it cannot be read). */
+function requestBody(place: StepPlace | undefined): SpanContent['request'] {
+  if (!place) return undefined
+  try {
+    const v: unknown = JSON.parse((readEach(place.file, [[place.request]])[0] as Buffer).toString('utf8'))
+    return v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? (v as SpanContent['request'])
+      : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Decode a body by its content-encoding, for the record and usage (the client got the raw bytes). */
@@ -180,7 +212,12 @@ export function finishStep(job: FinishJob): Finished {
             }
           : null),
   }
-  if (!decoded || !answer) return { meta, response: null }
+  const span = spanOf(job, meta, () => ({
+    request: requestBody(job.place),
+    reply: decoded && !decodeError ? dialect.rebuildReply(decoded, sse) : undefined,
+  }))
+  const spanned = span ? { span } : {}
+  if (!decoded || !answer) return { meta, response: null, ...spanned }
   // Unchanged by decoding: the commit reads it where it is; decoded: the decoded bytes travel.
-  return { meta, response: { file, bytes: decoded === raw ? answer : { bytes: decoded } } }
+  return { meta, response: { file, bytes: decoded === raw ? answer : { bytes: decoded } }, ...spanned }
 }

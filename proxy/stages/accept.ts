@@ -33,6 +33,8 @@ export interface Incoming {
 /** accept's value: the request as the client sent it. */
 export interface Accepted {
   readonly id: string
+  /** When the request was accepted (ms since the epoch): its span's start. */
+  readonly acceptedAt: number
   readonly dialect: Dialect
   readonly kind: 'step' | 'count_tokens'
   /** The path the client called, prefix removed, query kept. */
@@ -88,6 +90,7 @@ export function accepted(
   const id = randomUUID()
   return {
     id,
+    acceptedAt: Date.now(),
     dialect,
     kind,
     path,

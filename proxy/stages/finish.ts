@@ -3,16 +3,24 @@
  * commit worker decodes the answer, reads usage and prices it (record/finish, off this thread),
  * answers the summary, then commits. Invariant: the answer is read by the worker from the journal
  * (no copy crosses threads); a finish that fails still commits the step, with the meta as the
- * forward knew it and the answer's bytes as they came (`response.txt`).
+ * forward knew it and the answer's bytes as they came (`response.txt`). With telemetry on, the
+ * finish also makes the step's span facts (record/span.ts) and, once the commit has landed, the
+ * span is handed to the exporter (proxy/telemetry): nothing of it runs before the client's answer.
  */
 import type { CommitJob } from '../record'
 import type { AnswerBytes, FinishJob, FinishSummary } from '../record/finish'
 import type { ServerContext } from '../live/context'
 import type { Forwarded } from './forward'
 import type { Recorded } from './record'
+import { requestParams, type SpanAsk } from '../record/span'
 
 /** The step's commit: where its record is, and how to finish it (the committer finishes it). */
-export function commitJob(step: Recorded, f: Forwarded, prices: FinishJob['prices']): CommitJob {
+export function commitJob(
+  step: Recorded,
+  f: Forwarded,
+  prices: FinishJob['prices'],
+  span?: SpanAsk,
+): CommitJob {
   const answer: AnswerBytes | null =
     f.status === null
       ? null
@@ -32,6 +40,7 @@ export function commitJob(step: Recorded, f: Forwarded, prices: FinishJob['price
       answered: streamed ? rest : { ...rest, headers },
       ...(streamed ? {} : { answer }),
       prices,
+      ...(span ? { span } : {}),
     },
   }
 }
@@ -43,7 +52,19 @@ export function commitJob(step: Recorded, f: Forwarded, prices: FinishJob['price
  */
 export function finish(ctx: ServerContext, step: Recorded, f: Forwarded): Promise<FinishSummary> {
   ctx.records.answered(step.agent, step.n, f.status ?? undefined)
-  step.settle(commitJob(step, f, ctx.config.prices))
+  const t = ctx.telemetry
+  const ask: SpanAsk | undefined = t && {
+    capture: t.capture,
+    semconv: t.semconv,
+    acceptedAt: step.request.acceptedAt,
+    request: requestParams(step.held.parsed),
+  }
+  step.settle(commitJob(step, f, ctx.config.prices, ask))
+  if (t)
+    void Promise.all([step.summary, step.landed]).then(
+      ([s, commit]) => s.span && t.emit(s.span, commit),
+      () => undefined, // a step whose finish never came has no span
+    )
   return step.summary
 }
 

@@ -40,6 +40,8 @@ export interface Recorded extends Exchange {
   settle: (job: CommitJob) => void
   /** The finish's summary (usage, cost: what the log line and the plugins hear), once made. */
   summary: Promise<FinishSummary>
+  /** The step's commit once on its branch (undefined: its commit failed). */
+  landed: Promise<string | undefined>
 }
 
 /** The prompt cache key a body carries in its dialect's field, when it is a string. */
@@ -101,5 +103,5 @@ export function record(
     ),
   ])
   summary.catch(() => undefined)
-  return { ...step, n, workspace: who.workspace, agent, meta, entry, settle, summary }
+  return { ...step, n, workspace: who.workspace, agent, meta, entry, settle, summary, landed }
 }

@@ -19,7 +19,7 @@ import { maintain } from '../../store/git'
 import { IDLE_COLLECT_MS } from '../../process/idle-collect'
 import { type CommitJob, finishedHalf, recordFiles } from './job'
 import { commitStep } from './step-commits'
-import { type FinishSummary, summaryOf } from '../finish'
+import { type FinishSummary, summaryFor } from '../finish'
 import { Workspace } from '../../store/workspace'
 import { SOURCE_REGISTER } from '../../process/package-root'
 import { Mutex } from '../../core/mutex'
@@ -62,7 +62,7 @@ export class InlineCommitter implements Committer {
       )
     const workspace = w.ws
     const finished = finishedHalf(job)
-    options.onFinished?.(summaryOf(finished.meta))
+    options.onFinished?.(summaryFor(finished))
     return w.lock.run(() =>
       commitStep(
         workspace.repo,

@@ -9,7 +9,7 @@
 import type { StepPlace } from '../journal/format'
 import { readEach } from '../journal/reader'
 import { FRAME_FILE, META_FILE, metaBytes, REQUEST_FILE, RESPONSE_TEXT } from '../../core/layout'
-import { answerBytes, type Finished, type FinishJob, finishStep } from '../finish'
+import { answerBytes, type Finished, type FinishJob, finishStep, spanOf } from '../finish'
 import { answeredMeta, type StepMeta } from '../meta'
 
 export interface CommitJob {
@@ -49,18 +49,17 @@ function fallbackFinished(f: FinishJob, err: unknown): Finished {
       : place && place.chunks.length > 0
         ? { file: place.file, extents: place.chunks }
         : null
-  const meta = answeredMeta(sent, { ...f.answered, headers: f.answered.headers ?? {} })
-  return {
-    meta: {
-      ...meta,
-      response_file: answer ? RESPONSE_TEXT : null,
-      error: meta.error ?? {
-        code: 'INTERNAL',
-        message: `finishing this step failed: ${(err as Error)?.message ?? String(err)}`,
-      },
+  const answered = answeredMeta(sent, { ...f.answered, headers: f.answered.headers ?? {} })
+  const meta: StepMeta = {
+    ...answered,
+    response_file: answer ? RESPONSE_TEXT : null,
+    error: answered.error ?? {
+      code: 'INTERNAL',
+      message: `finishing this step failed: ${(err as Error)?.message ?? String(err)}`,
     },
-    response: answer ? { file: RESPONSE_TEXT, bytes: answer } : null,
   }
+  const span = spanOf(f, meta)
+  return { meta, response: answer ? { file: RESPONSE_TEXT, bytes: answer } : null, ...(span ? { span } : {}) }
 }
 
 /** A step's files as its commit holds them: request.json, meta.json, a WebSocket step's frame.json, and its response, if any. */

@@ -27,7 +27,7 @@ import {
 import { commitSteps, type StepToCommit } from './step-commits'
 import { Workspace } from '../../store/workspace'
 import { finishedHalf, recordFiles } from './job'
-import { type Finished, summaryOf } from '../finish'
+import { type Finished, summaryFor } from '../finish'
 import type { CommitFault, CommitReply, CommitRequest, CommitWorkerData } from './messages'
 import { SCHEDULED } from './messages'
 
@@ -274,7 +274,7 @@ if (parentPort) {
     if (m.kind === 'commit') {
       // Finished at once, never queued behind commits: the server logs the summary.
       const finished = finishedHalf(m.job)
-      if (m.summary) send({ id: m.id, summary: summaryOf(finished.meta) })
+      if (m.summary) send({ id: m.id, summary: summaryFor(finished) })
       q.jobs.push({ kind: 'commit', m, finished })
     } else q.jobs.push(m)
     if (!q.running) void drain(q, reply)
