@@ -163,6 +163,11 @@ export class Telemetry {
     return { endpoint: this.settings.url, protocol: this.settings.protocol, ...this.counts }
   }
 
+  /** Export what is queued now (a backfill keeps its queue under its bound this way). */
+  async flush(): Promise<void> {
+    await this.provider.forceFlush().catch(() => undefined)
+  }
+
   /** Flush what is queued and stop, waiting at most `ms` (a backend that hangs never holds a shutdown). */
   async close(ms: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined
