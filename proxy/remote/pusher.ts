@@ -179,13 +179,23 @@ export class Pusher {
     let lines = parsePushPorcelain(r.stdout)
     const refusedAll = lines.length > 0 && lines.every((l) => l.outcome === 'remote-rejected')
     if (refusedAll && this.opts.refs === 'auto' && state.form === 'custom') {
-      this.log.info(
-        { ws: this.ws.name, remote: state.url },
-        `the remote refused refs/holdfast/…; pushing agents under refs/heads/holdfast/${this.opts.machine}/ instead`,
-      )
-      state.form = 'heads'
-      r = await this.gitPush(batch, 'heads', timeoutMs)
-      lines = parsePushPorcelain(r.stdout)
+      // The heads form is kept only once the remote took it: a remote that refuses everything
+      // (a hook down for a while) must not move this machine's refs for good.
+      const heads = await this.gitPush(batch, 'heads', timeoutMs)
+      const headsLines = parsePushPorcelain(heads.stdout)
+      if (headsLines.some((l) => l.outcome !== 'remote-rejected')) {
+        this.log.info(
+          { ws: this.ws.name, remote: state.url },
+          `the remote refused refs/holdfast/…; pushing agents under refs/heads/holdfast/${this.opts.machine}/ instead`,
+        )
+        state.form = 'heads'
+        r = heads
+        lines = headsLines
+      } else
+        this.log.warn(
+          { ws: this.ws.name, remote: state.url },
+          'the remote refused both refs/holdfast/… and refs/heads/holdfast/…; keeping refs/holdfast/ and trying again later',
+        )
     }
     if (lines.length === 0) {
       this.failed(failure(r, timeoutMs))

@@ -209,6 +209,29 @@ describe('a remote that goes down, refuses, or has no custom refs', () => {
     await eventually(() => readPushState(p.home, 'default')?.form === 'heads', 5000, 'the form remembered')
   })
 
+  it('keeps the refs/holdfast/ form when the remote refuses every ref, so one refusing push changes nothing for good', async () => {
+    const bare = bareRepo(base, 'team.git')
+    const hook = path.join(bare, 'hooks', 'update')
+    fs.writeFileSync(hook, '#!/bin/sh\necho "closed for maintenance" >&2\nexit 1\n')
+    fs.chmodSync(hook, 0o755)
+    await addRemote(p, server.url('team.git'))
+    expect(await post(p, 'main', 'one')).toBe(200)
+    await p.settled()
+    await eventually(() => readPushState(p.home, 'default')?.refused.main !== undefined, 20_000, 'refusal')
+    expect(readPushState(p.home, 'default')?.form).toBe('custom')
+    // The hook lets pushes in again: the next push goes under refs/holdfast/, as before.
+    fs.rmSync(hook)
+    expect(await post(p, 'main', 'two')).toBe(200)
+    await p.settled()
+    const tip = git(p.repo(), 'rev-parse', 'agents/main').trim()
+    await eventually(
+      () => remoteRefs(bare).get('refs/holdfast/laptop-a/agents/main') === tip,
+      20_000,
+      'pushed under refs/holdfast',
+    )
+    expect(remoteRefs(bare).has('refs/heads/holdfast/laptop-a/agents/main')).toBe(false)
+  })
+
   it('pushes nothing from a workspace whose repository has no remote named holdfast', async () => {
     const bare = bareRepo(base, 'team.git')
     await addRemote(p, server.url('team.git'), 'origin')
