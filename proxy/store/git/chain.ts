@@ -62,6 +62,12 @@ function remember(id: string, chain: Chain): void {
       c.held = 0
     }
   }
+  // A chain whose bases alone are over the budget (one very large request) keeps none either.
+  if (chain.held > BASES_BUDGET) {
+    held -= chain.held
+    chain.bases = {}
+    chain.held = 0
+  }
 }
 
 function forget(id: string): void {

@@ -100,6 +100,13 @@ describe('chain packs', () => {
     expect(git(gitdir, 'cat-file', 'blob', a.oid)).toBe('a')
   })
 
+  it('keeps no bases for a chain whose bases alone are over BASES_BUDGET (one very large request)', () => {
+    const big = blob(Buffer.alloc(BASES_BUDGET + 1024, 7))
+    extendChain(gitdir, 'huge', [big], { request: big })
+    expect(chainOf(gitdir, 'huge')?.bases).toEqual({})
+    expect(chainOf(gitdir, 'huge')?.held).toBe(0)
+  })
+
   it('keeps at most BASES_BUDGET bytes of bases over all chains, letting the least recently extended go first', () => {
     const size = 3 * 1024 * 1024
     const n = Math.ceil(BASES_BUDGET / size) + 2
