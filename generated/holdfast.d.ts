@@ -190,6 +190,10 @@ export interface ProviderRow {
    */
   prompt_cache_key?: 'agent'
   /**
+   * anthropic: add diagnostics: {previous_message_id: <the agent's previous answer id>} to a request that carries none, so the provider says why a prefix missed (docs/hold.md). Off unless set.
+   */
+  diagnostics?: 'add'
+  /**
    * openai: carry the Responses WebSocket (Codex's GET /v1/responses upgrade) over a socket of this row's own; false answers the upgrade 426, so the client falls back to HTTP at once.
    */
   websocket?: boolean

@@ -65,6 +65,8 @@ export class AgentState {
    * their commit, so lost if the process stops before it lands. By step, the journal's error.
    */
   readonly answersInMemory = new Map<number, string>()
+  /** The provider's id of the latest finished step's answer (a `diagnostics: add` row names it). */
+  lastAnswer: { n: number; id: string } | undefined
   private initialized: Promise<void> | undefined
 
   constructor(

@@ -50,6 +50,8 @@ export interface FinishSummary {
   stop_reason: StepMeta['stop_reason']
   ttfb_ms: StepMeta['ttfb_ms']
   response_file: StepMeta['response_file']
+  /** The provider's id of the answer (what a next request's diagnostics names), when it gave one. */
+  answer_id?: string | null
   /** The step's span, when its finish was asked for one (telemetry on). */
   span?: SpanFacts
 }
@@ -63,6 +65,7 @@ export const summaryOf = (m: StepMeta): FinishSummary => ({
   stop_reason: m.stop_reason ?? null,
   ttfb_ms: m.ttfb_ms ?? null,
   response_file: m.response_file ?? null,
+  answer_id: m.answer_id ?? null,
 })
 
 /** The summary the server hears of a finished step, its span with it when one was made. */

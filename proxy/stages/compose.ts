@@ -5,7 +5,8 @@
  * endpoint gets no loaded tool at all: it declares them itself once `tools/list_changed` reached
  * it, under names it can run (§7 amended). Invariant: one splice of the client's bytes (fields
  * outside the changed ones keep their bytes); a body nothing changed is the client's own buffer;
- * a client's own tool of the same name wins over the loaded one.
+ * a client's own tool of the same name wins over the loaded one. A row with `diagnostics: add`
+ * asks the provider to compare the request with the agent's previous answer when it did not ask.
  */
 import type { Json, JsonObject } from '../core/json'
 import { announcedTools, harnessName, harnessPrefixes, onHoldfastEndpoint } from '../core/harness-tools'
@@ -80,6 +81,19 @@ export function compose(ctx: ServerContext, request: Accepted, who: Identified, 
   if (cacheKeyField && route.row.prompt_cache_key === 'agent' && parsed[cacheKeyField] === undefined) {
     overrides[cacheKeyField] = `${who.workspace}/${who.agent}`
     changes.push({ field: cacheKeyField, why: `provider row "${route.provider}" sets it per agent` })
+  }
+  // A `diagnostics: add` row asks the provider to compare with the agent's previous answer.
+  const comparison = dialect.cacheComparison
+  if (route.row.diagnostics === 'add' && comparison && !comparison.of(parsed).asked) {
+    const last = ctx.agent(who.workspace, who.agent).lastAnswer
+    const asking = comparison.asking(parsed, last?.id ?? null)
+    if (asking) {
+      overrides[asking.key] = asking.value
+      changes.push({
+        field: asking.key,
+        why: `provider row "${route.provider}" sets diagnostics: add (${last ? `compared with ${last.id}` : 'no earlier answer yet'})`,
+      })
+    }
   }
   const edits = Object.entries(overrides).map(([key, value]) =>
     key === 'tools' ? toolsEdit(value as Json[]) : { key, value: jsonBytes(value) },

@@ -102,6 +102,11 @@ export function record(
       ),
     ),
   ])
-  summary.catch(() => undefined)
+  summary.then(
+    (s) => {
+      if (s.answer_id && (agent.lastAnswer?.n ?? 0) < n) agent.lastAnswer = { n, id: s.answer_id }
+    },
+    () => undefined,
+  )
   return { ...step, n, workspace: who.workspace, agent, meta, entry, settle, summary, landed }
 }
