@@ -66,6 +66,14 @@ export interface HoldfastConfig {
   hold?: {
     ttl_ms?: number
     long_ttl_ms?: number
+    /**
+     * Keep an idle agent's cached prefix warm: after after_s idle, send its last request again with max_tokens 1, recorded on its .aux sibling, at most max_pings times per idle period; only for a prefix of at least min_tokens, on a row with api_key_env. Off unless set (docs/hold.md).
+     */
+    keep_warm?: {
+      after_s?: number
+      max_pings?: number
+      min_tokens?: number
+    }
   }
   maintenance?: {
     /**

@@ -7,6 +7,8 @@
  * the first new request is accepted; without a telemetry endpoint nothing of OpenTelemetry loads.
  */
 import { formatStep } from './core/naming'
+import { KeepWarm, keepWarmSettings } from './live/keep-warm'
+import { pingSender } from './live/keep-warm-ping'
 import { configuredToken, loadConfig, type HoldfastConfig } from './store/config'
 import { describeRecovery, recoverWorkspace } from './record/recover'
 import { takeHomeLock, writeServeInfo, removeServeInfo } from './store/serve-lock'
@@ -155,6 +157,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     const addr = await listen(server, host, port)
     const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
     const url = `http://${shownHost}:${addr.port}`
+    const keepWarm = keepWarmSettings(config.hold?.keep_warm)
+    if (keepWarm) ctx.keepWarm = new KeepWarm(keepWarm, pingSender(ctx, url, token), opts.log)
     try {
       await writeServeInfo(opts.home, {
         url,
@@ -182,6 +186,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       close: () =>
         (closing ??= (async () => {
           ctx.closing = true
+          ctx.keepWarm?.close()
           const closed = new Promise<void>((r) => server.close(() => r()))
           server.closeIdleConnections()
           await ctx.closeTools()

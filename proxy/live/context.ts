@@ -3,6 +3,7 @@
  * has touched, and the requests in flight (so shutdown can finish them). Invariant: one
  * Workspace and one AgentState per name, created on first use.
  */
+import type { KeepWarm } from './keep-warm'
 import { channel } from 'node:diagnostics_channel'
 import { setMaxListeners } from 'node:events'
 import { packageVersion } from '../process/package-root'
@@ -73,6 +74,8 @@ export class ServerContext {
   remotes: Remotes | undefined
   /** The spans' export (proxy/telemetry), set by serve when an endpoint is configured; else nothing is loaded. */
   telemetry: Telemetry | undefined
+  /** Keep-warm pings (holdfast.yaml hold.keep_warm), set by serve when configured. */
+  keepWarm: KeepWarm | undefined
 
   constructor(
     readonly home: string,

@@ -102,11 +102,18 @@ export function record(
       ),
     ),
   ])
+  const warm = { ws: who.workspace, agent: agent.name, n }
+  ctx.keepWarm?.started(warm.ws, warm.agent)
   summary.then(
     (s) => {
       if (s.answer_id && (agent.lastAnswer?.n ?? 0) < n) agent.lastAnswer = { n, id: s.answer_id }
+      const ok = s.status !== null && s.status < 400 && s.usage
+      ctx.keepWarm?.settled(
+        warm,
+        ok && s.usage ? s.usage.cache_read_tokens + s.usage.cache_write_tokens : null,
+      )
     },
-    () => undefined,
+    () => ctx.keepWarm?.settled(warm, null),
   )
   return { ...step, n, workspace: who.workspace, agent, meta, entry, settle, summary, landed }
 }
