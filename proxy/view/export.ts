@@ -8,13 +8,17 @@
 import { formatStep } from '../core/naming'
 import { windowedFiles } from '../report/step-files'
 import { existingAgent, existingWorkspace, listSteps } from '../report/lookup'
+import { workspaceData } from '../report/agent-tree'
+import { cohortData } from '../report/cohort'
+import { stepData } from '../report/step-data'
+import { agentData } from '../report/timeline'
 import { type Html } from './html'
 import { exportDocument, exportSection } from './layout'
 import { exportLinks as links, sectionId } from './links'
-import { agentBody, agentData } from './pages/agent'
-import { cohortBody, cohortData } from './pages/cohort'
-import { stepBody, stepData } from './pages/step'
-import { workspaceBody, workspaceData } from './pages/workspace'
+import { agentBody } from './pages/agent'
+import { cohortBody } from './pages/cohort'
+import { stepBody } from './pages/step'
+import { workspaceBody } from './pages/workspace'
 
 export interface ExportProgress {
   (done: number, total: number, what: string): void

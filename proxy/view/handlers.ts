@@ -17,19 +17,16 @@ import { readForm } from './form'
 import { type Html, markup } from './html'
 import { serverLinks as links } from './links'
 import { liveStream } from './live'
-import {
-  agentBody,
-  agentData,
-  agentSummary,
-  barMax,
-  timelineRows,
-  timelineRowsHtml,
-  type TimelineRow,
-} from './pages/agent'
-import { cohortBody, cohortData, cohortMembers } from './pages/cohort'
-import { stepBody, stepData } from './pages/step'
-import { treeRows, workspaceBody, workspaceCards, workspaceData } from './pages/workspace'
-import { workspaceRows, workspacesBody } from './pages/workspaces'
+import { agentBody, agentSummary, barMax, timelineRowsHtml } from './pages/agent'
+import { cohortBody, cohortMembers } from './pages/cohort'
+import { stepBody } from './pages/step'
+import { treeRows, workspaceBody, workspaceCards } from './pages/workspace'
+import { workspacesBody } from './pages/workspaces'
+import { workspaceData } from '../report/agent-tree'
+import { workspaceRows } from '../report/agents'
+import { cohortData } from '../report/cohort'
+import { stepData } from '../report/step-data'
+import { agentData, type TimelineRow, timelineRows } from '../report/timeline'
 import type { Route } from './routes'
 import { statusFor, statusText } from '../report/statusline'
 
