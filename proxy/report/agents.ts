@@ -2,14 +2,14 @@
  * The agents of a workspace as rows (`holdfast agents`, the view's workspace and agents pages):
  * a split's parent and kind, first and last step, models, token and dollar totals, what the hold
  * saved, how far each was pushed to the remote, and teammates' agents fetched from it; and an
- * attempt's notch. Read from git, the journal and `remote/push.json`; no server needed. Invariant: an
+ * attempt's notch; a workspace's row as the sums of its agents' (the view's workspaces page). Read from git, the journal and `remote/push.json`; no server needed. Invariant: an
  * agent's totals are the sums of its step rows (report/steps), so both pages say the same.
  */
 import { dispatchOf } from '../attempts/cohort'
 import { formatStep } from '../core/naming'
 import { readCommitInfo, readRef } from '../store/git'
 import { stepOfSubject } from '../core/layout'
-import type { Workspace } from '../store/workspace'
+import { listWorkspaces, Workspace } from '../store/workspace'
 import { readPushState } from '../remote/state'
 import { TeammateWorkspace, teammates, thisMachine } from '../remote/teammates'
 import { agentsOf, existingWorkspace } from './lookup'
@@ -155,4 +155,58 @@ export async function attemptOrigin(ws: Workspace, agent: string): Promise<Attem
   if (!d) return undefined
   const s = stepOfSubject((await readCommitInfo(ws.repo, d.parent)).message)
   return { role: d.role, commit: d.parent, step: s ? { ...s, name: formatStep(s.n) } : null }
+}
+
+export interface WorkspaceRow {
+  ws: string
+  agents: number
+  steps: number
+  last: string | null
+  input: number
+  cache_read: number
+  cache_write: number
+  output: number
+  cost_usd: number
+  unpriced: number
+  held_steps: number
+  saved_usd: number
+}
+
+/** A workspace's row: the sums of its agents' rows. */
+export function workspaceRow(ws: string, rows: readonly AgentRow[]): WorkspaceRow {
+  const w: WorkspaceRow = {
+    ws,
+    agents: rows.length,
+    steps: 0,
+    last: null,
+    input: 0,
+    cache_read: 0,
+    cache_write: 0,
+    output: 0,
+    cost_usd: 0,
+    unpriced: 0,
+    held_steps: 0,
+    saved_usd: 0,
+  }
+  for (const r of rows) {
+    w.steps += r.steps
+    if (r.last && (w.last === null || r.last > w.last)) w.last = r.last
+    w.input += r.input
+    w.cache_read += r.cache_read
+    w.cache_write += r.cache_write
+    w.output += r.output
+    w.cost_usd += r.cost_usd
+    w.unpriced += r.unpriced
+    w.held_steps += r.held_steps
+    w.saved_usd += r.saved_usd
+  }
+  return w
+}
+
+export async function workspaceRows(home: string): Promise<WorkspaceRow[]> {
+  const out: WorkspaceRow[] = []
+  for (const name of (await listWorkspaces(home)).sort()) {
+    out.push(workspaceRow(name, await workspaceAgentRows(new Workspace(home, name))))
+  }
+  return out
 }

@@ -1,11 +1,12 @@
 /**
  * A cohort as rows (`holdfast cohort`, the view's cohort page): the attempts hanging on one notch,
  * derived from the refs by proxy/attempts/cohort (no registry), each with its role, model, stop
- * reason, tokens, cost, time and answer. Invariant: a member whose first step is not answered yet
+ * reason, tokens, cost, time and answer; with its notch's names, the cohort page's data. Invariant: a member whose first step is not answered yet
  * is listed with nulls (pending), never left out.
  */
 import { cohortOf } from '../attempts/cohort'
 import type { Usage } from '../../generated/meta'
+import { formatStep } from '../core/naming'
 import type { Workspace } from '../store/workspace'
 import { NotFound } from './lookup'
 
@@ -49,4 +50,15 @@ export async function cohortReport(ws: Workspace, notchRef: string): Promise<Coh
       answer: m.answer ?? null,
     })),
   }
+}
+
+export interface CohortData {
+  ws: string
+  agent: string
+  n: number
+  report: CohortReport
+}
+
+export async function cohortData(ws: Workspace, agent: string, n: number): Promise<CohortData> {
+  return { ws: ws.name, agent, n, report: await cohortReport(ws, `${agent}@${formatStep(n)}`) }
 }

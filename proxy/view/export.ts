@@ -3,18 +3,20 @@
  * server, no network: the stylesheet and script inlined, links are fragments between sections). A
  * workspace exports its agents tree, every agent's timeline and step pages, and the cohorts of its
  * notches; with an agent, that agent and what hangs under it. Invariant: each section is the markup
- * the server renders for that page (links and the server-only form aside).
+ * the server renders for that page — the page table's (table.ts) body and trail — links and the
+ * server-only form aside.
  */
 import { formatStep } from '../core/naming'
 import { windowedFiles } from '../report/step-files'
 import { existingAgent, existingWorkspace, listSteps } from '../report/lookup'
+import { workspaceData } from '../report/agent-tree'
+import { cohortData } from '../report/cohort'
+import { stepData } from '../report/step-data'
+import { agentData } from '../report/timeline'
 import { type Html } from './html'
 import { exportDocument, exportSection } from './layout'
 import { exportLinks as links, sectionId } from './links'
-import { agentBody, agentData } from './pages/agent'
-import { cohortBody, cohortData } from './pages/cohort'
-import { stepBody, stepData } from './pages/step'
-import { workspaceBody, workspaceData } from './pages/workspace'
+import { PAGES } from './table'
 
 export interface ExportProgress {
   (done: number, total: number, what: string): void
@@ -43,25 +45,23 @@ export async function exportHtml(
     nodes: all.nodes.filter((n) => keep(n.row.agent)),
     rows: all.rows.filter((r) => keep(r.agent)),
   }
-  const wsTrail = { label: ws.name, href: links.workspace(ws.name) }
   const sections: Html[] = [
     exportSection(sectionId(links.workspace(ws.name)), {
-      trail: [{ label: ws.name }],
+      trail: PAGES.workspace.crumbs(data, links),
       links,
-      body: workspaceBody(data, links),
+      body: PAGES.workspace.body(data, links),
     }),
   ]
   const total = data.rows.reduce((s, r) => s + r.steps, 0)
   let done = 0
   for (const row of data.rows) {
     const a = row.agent
-    const agentTrail = { label: a, href: links.agent(ws.name, a) }
     const d = await agentData(ws, a)
     sections.push(
       exportSection(sectionId(links.agent(ws.name, a)), {
-        trail: [wsTrail, { label: a }],
+        trail: PAGES.agent.crumbs(d, links),
         links,
-        body: agentBody(d, links),
+        body: PAGES.agent.body(d, links),
       }),
     )
     const files = windowedFiles(ws, a)
@@ -72,9 +72,9 @@ export async function exportHtml(
       if (!s) continue
       sections.push(
         exportSection(sectionId(links.step(ws.name, a, r.n)), {
-          trail: [wsTrail, agentTrail, { label: formatStep(r.n) }],
+          trail: PAGES.step.crumbs(s, links),
           links,
-          body: stepBody(s, links),
+          body: PAGES.step.body(s, links),
         }),
       )
       progress(done, total, `${a} ${formatStep(r.n)}`)
@@ -89,9 +89,9 @@ export async function exportHtml(
     const d = await cohortData(ws, a, n)
     sections.push(
       exportSection(sectionId(links.cohort(ws.name, a, n)), {
-        trail: [wsTrail, { label: a, href: links.agent(ws.name, a) }, { label: `cohort @${formatStep(n)}` }],
+        trail: PAGES.cohort.crumbs(d, links),
         links,
-        body: cohortBody(d, links),
+        body: PAGES.cohort.body(d, links),
       }),
     )
   }

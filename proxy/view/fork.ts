@@ -153,3 +153,18 @@ export async function fireFork(
   clearTimeout(timer)
   return { outcomes, done }
 }
+
+/** Refusals of recent Fork from here posts, by id, shown once on the cohort page they lead to. */
+const firedNotes = new Map<string, string[]>()
+
+/** Keep a post's refusals (the last hundred posts') under a new id, for the cohort page's `?fired=`. */
+export function noteFired(notes: string[]): string {
+  const id = Math.random().toString(36).slice(2, 10)
+  firedNotes.set(id, notes)
+  if (firedNotes.size > 100) firedNotes.delete(firedNotes.keys().next().value as string)
+  return id
+}
+
+/** The refusals a post kept under `id` (`?fired=`), if any. */
+export const firedRefusals = (id: string | null): string[] | undefined =>
+  id ? firedNotes.get(id) : undefined

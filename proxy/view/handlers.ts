@@ -1,37 +1,35 @@
 /**
- * The view's pages, streams and form, once a request is signed in (index.ts): each route read
- * through the shared reports and rendered by its page module; a live page's stream; Fork from
- * here's post. Invariant: a page reads what the CLI reads; a post fires nothing unless its
+ * The view's answers once a request is signed in (index.ts). Every page of the page table
+ * (table.ts: home, workspace, agent, step, cohort) is served one way — its loader, then its title,
+ * trail and body in the frame, with its live stream's address. The routes that are no page row
+ * stay here, each as it is: the status line's JSON (`/ui/api/statusline`), a step's raw file as
+ * recorded (`…/raw/<file>`), a live page's event stream (`…/live`: the regions each commit
+ * re-renders) and Fork from here's post (`…/fork`); the root's redirect, the assets and the sign-in
+ * stay in index.ts. Invariant: a page reads what the CLI reads; a post fires nothing unless its
  * anti-forgery value is genuine and it names a role and a goal.
  */
 import type http from 'node:http'
 import { HoldfastError } from '../core/errors'
 import type { ServerContext } from '../live/context'
+import { workspaceData } from '../report/agent-tree'
+import { cohortData } from '../report/cohort'
 import { existingAgent, existingWorkspace } from '../report/lookup'
 import { directFiles } from '../report/step-files'
+import { statusFor, statusText } from '../report/statusline'
+import { type TimelineRow, timelineRows } from '../report/timeline'
 import type { Workspace } from '../store/workspace'
 import { PAGE_HEADERS, pageOf, send } from './answer'
-import { formValue, formValueOk } from './auth'
-import { fireFork, forkForm, forkOptions } from './fork'
+import { formValueOk } from './auth'
+import { fireFork, noteFired } from './fork'
 import { readForm } from './form'
 import { type Html, markup } from './html'
 import { serverLinks as links } from './links'
 import { liveStream } from './live'
-import {
-  agentBody,
-  agentData,
-  agentSummary,
-  barMax,
-  timelineRows,
-  timelineRowsHtml,
-  type TimelineRow,
-} from './pages/agent'
-import { cohortBody, cohortData, cohortMembers } from './pages/cohort'
-import { stepBody, stepData } from './pages/step'
-import { treeRows, workspaceBody, workspaceCards, workspaceData } from './pages/workspace'
-import { workspaceRows, workspacesBody } from './pages/workspaces'
+import { agentSummary, barMax, timelineRowsHtml } from './pages/agent'
+import { cohortMembers } from './pages/cohort'
+import { treeRows, workspaceCards } from './pages/workspace'
 import type { Route } from './routes'
-import { statusFor, statusText } from '../report/statusline'
+import { renderPage } from './table'
 
 /** A live page's event stream: the commits `wants` picks re-render its regions; a failed update is logged. */
 function live(
@@ -55,131 +53,76 @@ export async function get(
   url: URL,
   refused?: { notice: Html; status: number },
 ): Promise<void> {
-  switch (route.page) {
-    case 'home':
-      return pageOf(res, 'workspaces', [], workspacesBody(await workspaceRows(ctx.home), links))
-    case 'statusline': {
-      const s = await statusFor(ctx, url.searchParams.get('session') ?? '')
-      send(res, 200, JSON.stringify(s ? { ...s, line: statusText(s) } : { line: null }) + '\n', {
-        'content-type': 'application/json',
-      })
-      return
-    }
-    case 'workspace': {
-      const ws = await existingWorkspace(ctx.home, route.ws)
-      if (route.live)
-        return live(
-          ctx,
-          req,
-          res,
-          (e) => e.ws === ws.name,
-          async () => {
-            const d = await workspaceData(ws)
-            return { replace: { 'ws-tree': treeRows(d, links).text, 'ws-cards': workspaceCards(d).text } }
-          },
-        )
-      const d = await workspaceData(ws)
-      return pageOf(
-        res,
-        ws.name,
-        [{ label: ws.name }],
-        workspaceBody(d, links),
-        `${links.workspace(ws.name)}/live`,
-      )
-    }
-    case 'agent': {
-      const ws = await existingWorkspace(ctx.home, route.ws)
-      await existingAgent(ws, route.agent)
-      if (route.live)
-        return agentStream(ctx, req, res, ws, route.agent, Number(url.searchParams.get('after') ?? 0))
-      const d = await agentData(ws, route.agent)
-      const committed = Math.max(0, ...d.rows.filter((r) => r.state === 'committed').map((r) => r.n))
-      return pageOf(
-        res,
-        `${route.agent} · ${ws.name}`,
-        [{ label: ws.name, href: links.workspace(ws.name) }, { label: route.agent }],
-        agentBody(d, links),
-        `${links.agent(ws.name, route.agent)}/live?after=${committed}&max=${barMax(d.rows)}`,
-      )
-    }
-    case 'step': {
-      const ws = await existingWorkspace(ctx.home, route.ws)
-      await existingAgent(ws, route.agent)
-      const d = await stepData(ws, route.agent, route.n)
-      const action = `${links.step(ws.name, route.agent, route.n)}/fork`
-      const fork = forkForm(
-        await forkOptions(ws, ctx.config, route.agent, route.n, ctx.configReader(ws.name)),
-        action,
-        formValue(secret, action),
-      )
-      return pageOf(
-        res,
-        `${route.agent} ${d.why.step} · ${ws.name}`,
-        [
-          { label: ws.name, href: links.workspace(ws.name) },
-          { label: route.agent, href: links.agent(ws.name, route.agent) },
-          { label: d.why.step },
-        ],
-        markup`${refused?.notice ?? ''}${stepBody(d, links, fork)}`,
-        undefined,
-        refused?.status,
-      )
-    }
-    case 'raw': {
-      const ws = await existingWorkspace(ctx.home, route.ws)
-      await existingAgent(ws, route.agent)
-      const bytes = await directFiles(ws, route.agent).file(route.n, route.file)
-      if (!bytes)
-        throw new HoldfastError('NOT_FOUND', `step ${route.n} of ${route.agent} has no ${route.file}`)
-      res.writeHead(200, {
-        ...PAGE_HEADERS,
-        'content-type': route.file.endsWith('.json') ? 'application/json' : 'text/plain; charset=utf-8',
-        'content-length': bytes.length,
-      })
-      res.end(bytes)
-      return
-    }
-    case 'cohort': {
-      const ws = await existingWorkspace(ctx.home, route.ws)
-      if (route.live)
-        return live(
-          ctx,
-          req,
-          res,
-          (e) => e.ws === ws.name,
-          async () => {
-            const d = await cohortData(ws, route.agent, route.n)
-            return { replace: { 'cohort-members': cohortMembers(d, links).text } }
-          },
-        )
-      const d = await cohortData(ws, route.agent, route.n)
-      const fired = url.searchParams.get('fired')
-      const refusals = fired ? firedNotes.get(fired) : undefined
-      return pageOf(
-        res,
-        `cohort ${route.agent}@${d.n}`,
-        [
-          { label: ws.name, href: links.workspace(ws.name) },
-          { label: route.agent, href: links.agent(ws.name, route.agent) },
-          { label: `cohort @${String(route.n).padStart(3, '0')}` },
-        ],
-        cohortBody(
-          d,
-          links,
-          refusals?.length
-            ? markup`<div class="notice">${refusals.map((r) => markup`<p>${r}</p>`)}</div>`
-            : undefined,
-        ),
-        `${links.cohort(ws.name, route.agent, route.n)}/live`,
-      )
-    }
-    default:
-      throw new HoldfastError('NOT_FOUND', `no such page: ${url.pathname}`)
+  if (route.page === 'statusline') {
+    const s = await statusFor(ctx, url.searchParams.get('session') ?? '')
+    send(res, 200, JSON.stringify(s ? { ...s, line: statusText(s) } : { line: null }) + '\n', {
+      'content-type': 'application/json',
+    })
+    return
   }
+  if (route.page === 'raw') return rawFile(ctx, res, route)
+  if ('live' in route && route.live) return stream(ctx, req, res, route, url)
+  const page = await renderPage(route, { server: ctx, secret, url }, links)
+  if (!page) throw new HoldfastError('NOT_FOUND', `no such page: ${url.pathname}`)
+  const body = refused ? markup`${refused.notice}${page.body}` : page.body
+  pageOf(res, page.title, page.trail, body, page.live, refused?.status)
 }
 
-/** Refusals of recent Fork from here posts, shown once on the cohort page they lead to. */
-const firedNotes = new Map<string, string[]>()
+/** A step's file, the bytes as recorded. */
+async function rawFile(
+  ctx: ServerContext,
+  res: http.ServerResponse,
+  route: Extract<Route, { page: 'raw' }>,
+): Promise<void> {
+  const ws = await existingWorkspace(ctx.home, route.ws)
+  await existingAgent(ws, route.agent)
+  const bytes = await directFiles(ws, route.agent).file(route.n, route.file)
+  if (!bytes) throw new HoldfastError('NOT_FOUND', `step ${route.n} of ${route.agent} has no ${route.file}`)
+  res.writeHead(200, {
+    ...PAGE_HEADERS,
+    'content-type': route.file.endsWith('.json') ? 'application/json' : 'text/plain; charset=utf-8',
+    'content-length': bytes.length,
+  })
+  res.end(bytes)
+}
+
+/** A live page's stream: the regions of its page that a commit changes. */
+async function stream(
+  ctx: ServerContext,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  route: Extract<Route, { live: boolean }>,
+  url: URL,
+): Promise<void> {
+  const ws = await existingWorkspace(ctx.home, route.ws)
+  switch (route.page) {
+    case 'workspace':
+      return live(
+        ctx,
+        req,
+        res,
+        (e) => e.ws === ws.name,
+        async () => {
+          const d = await workspaceData(ws)
+          return { replace: { 'ws-tree': treeRows(d, links).text, 'ws-cards': workspaceCards(d).text } }
+        },
+      )
+    case 'agent':
+      await existingAgent(ws, route.agent)
+      return agentStream(ctx, req, res, ws, route.agent, Number(url.searchParams.get('after') ?? 0))
+    case 'cohort':
+      return live(
+        ctx,
+        req,
+        res,
+        (e) => e.ws === ws.name,
+        async () => {
+          const d = await cohortData(ws, route.agent, route.n)
+          return { replace: { 'cohort-members': cohortMembers(d, links).text } }
+        },
+      )
+  }
+}
 
 function agentStream(
   ctx: ServerContext,
@@ -265,9 +208,7 @@ export async function postFork(
   const notes = [...fired.outcomes]
     .filter(([, o]) => o.refused)
     .map(([role, o]) => `${role}: refused: ${o.refused}`)
-  const id = Math.random().toString(36).slice(2, 10)
-  firedNotes.set(id, notes)
-  if (firedNotes.size > 100) firedNotes.delete(firedNotes.keys().next().value as string)
+  const id = noteFired(notes)
   res.writeHead(303, {
     location: `${links.cohort(ws.name, route.agent, route.n)}?fired=${id}`,
     'cache-control': 'no-store',

@@ -1,9 +1,10 @@
 /**
  * Where each page lives: deep-linkable URLs under `/ui/` on a server, fragments (`#/w/<ws>/…`)
- * inside an exported file, where every page is a section of one document. Pure. Invariant: a name
- * is always percent-encoded as one path segment, so no name can reach another page.
+ * inside an exported file, where every page is a section of one document. Every link is built from
+ * the route list's patterns (routes.ts `pathOf`), the same patterns that parse a request. Pure.
+ * Invariant: a name is always percent-encoded as one path segment, so no name can reach another page.
  */
-import { formatStep } from '../core/naming'
+import { pathOf } from './routes'
 
 export interface Links {
   readonly mode: 'server' | 'export'
@@ -16,24 +17,26 @@ export interface Links {
   raw(ws: string, agent: string, n: number, file: string): string | undefined
 }
 
-const seg = encodeURIComponent
+/** The server's root of the view; a page's path below it is its fragment in an export. */
+const UI = '/ui'
+const below = (p: string): string => p.slice(UI.length)
 
 /** A page's path below the root (`/w/<ws>/a/<agent>`), the same in both modes. */
 export const paths = {
-  workspace: (ws: string) => `/w/${seg(ws)}`,
-  agent: (ws: string, agent: string) => `/w/${seg(ws)}/a/${seg(agent)}`,
-  step: (ws: string, agent: string, n: number) => `/w/${seg(ws)}/a/${seg(agent)}/s/${formatStep(n)}`,
-  cohort: (ws: string, agent: string, n: number) => `/w/${seg(ws)}/cohort/${seg(agent)}@${formatStep(n)}`,
+  workspace: (ws: string) => below(pathOf('workspace', { ws })),
+  agent: (ws: string, agent: string) => below(pathOf('agent', { ws, agent })),
+  step: (ws: string, agent: string, n: number) => below(pathOf('step', { ws, agent, n })),
+  cohort: (ws: string, agent: string, n: number) => below(pathOf('cohort', { ws, agent, n })),
 }
 
 export const serverLinks: Links = {
   mode: 'server',
-  home: () => '/ui/',
-  workspace: (ws) => `/ui${paths.workspace(ws)}`,
-  agent: (ws, a) => `/ui${paths.agent(ws, a)}`,
-  step: (ws, a, n) => `/ui${paths.step(ws, a, n)}`,
-  cohort: (ws, a, n) => `/ui${paths.cohort(ws, a, n)}`,
-  raw: (ws, a, n, file) => `/ui${paths.step(ws, a, n)}/raw/${seg(file)}`,
+  home: () => pathOf('home', {}),
+  workspace: (ws) => pathOf('workspace', { ws }),
+  agent: (ws, agent) => pathOf('agent', { ws, agent }),
+  step: (ws, agent, n) => pathOf('step', { ws, agent, n }),
+  cohort: (ws, agent, n) => pathOf('cohort', { ws, agent, n }),
+  raw: (ws, agent, n, file) => pathOf('raw', { ws, agent, n, file }),
 }
 
 export const exportLinks: Links = {

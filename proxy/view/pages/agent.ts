@@ -2,61 +2,16 @@
  * `/ui/w/<ws>/a/<agent>`: the agent's timeline — one row per step (number, time, model, status,
  * its tokens as one stacked bar, cost, the hold's verdict, compaction, time to first byte) — a
  * chart of the same over the steps with the cumulative cost, and the agent's loaded tools. The rows
- * are report/steps' rows, so this page and `holdfast steps` agree.
+ * are report/steps' rows (report/timeline), so this page and `holdfast steps` agree. A pure renderer:
+ * it reads nothing.
  */
 import { HOLD_SAVED, heldWords, noun, plural, reasonWords, WRITES_AVOIDED } from '../../core/saving-words'
-import type { StepMeta } from '../../../generated/meta'
-import { presentedName } from '../../core/loaded-set'
-import {
-  stepRecords,
-  stepRow,
-  type StepRow,
-  totals,
-  unfinishedOutcome,
-  costUnknown,
-} from '../../report/steps'
-import { readLoadedSet } from '../../store/loaded-sets'
-import type { Workspace } from '../../store/workspace'
+import { type StepRow, totals, costUnknown } from '../../report/steps'
+import type { AgentData, TimelineRow } from '../../report/timeline'
 import { stackedBar, stepsChart, legend, tokensOf } from '../chart'
 import { fmtMs, fmtShare, fmtTime, fmtTokens, fmtUsd, type Html, markup } from '../html'
 import type { Links } from '../links'
 import { costText, readShare } from './workspaces'
-
-export interface TimelineRow extends StepRow {
-  n: number
-}
-
-export interface AgentData {
-  ws: string
-  agent: string
-  rows: TimelineRow[]
-  tools: { presented: string; client: string; description: string }[]
-}
-
-const COMPACTION_HEADER = 'x-claude-code-request-class'
-
-/** A row with its number; a compaction from meta.json's mark, else (older records) Claude Code's request-class header. */
-export function timelineRow(n: number, row: StepRow, meta: StepMeta | undefined): TimelineRow {
-  const said = meta?.request_headers?.[COMPACTION_HEADER]?.toLowerCase() === 'compaction'
-  return { ...row, n, compaction: row.compaction ?? (said ? 'request' : null) }
-}
-
-/** The timeline's rows after step `after` (all with 0). */
-export async function timelineRows(ws: Workspace, agent: string, after = 0): Promise<TimelineRow[]> {
-  const unfinished = unfinishedOutcome(ws.home)
-  return (await stepRecords(ws, agent))
-    .filter((r) => r.ref.n > after)
-    .map((r) => timelineRow(r.ref.n, stepRow(r, unfinished), r.meta))
-}
-
-export async function agentData(ws: Workspace, agent: string): Promise<AgentData> {
-  const tools = readLoadedSet(ws.home, ws.name, agent).map((e) => ({
-    presented: presentedName(e),
-    client: e.client,
-    description: e.tool.description,
-  }))
-  return { ws: ws.name, agent, rows: await timelineRows(ws, agent), tools }
-}
 
 /** The hold's verdict as a tag: held (and what), or the reason it did not apply. */
 export function verdict(r: Pick<StepRow, 'held' | 'hold_reason'> & { reordered?: boolean }): Html {

@@ -2,25 +2,14 @@
  * `/ui/w/<ws>/cohort/<agent>@<NNN>`: the attempts fired from one notch, side by side — role,
  * model, answer, tokens, cache reads and writes, cost, time — as report/cohort derives them (the
  * same rows as `holdfast cohort`). A member still waiting for its answer is shown as waiting; a
- * live update fills it in. Refusals of a Fork from here that just fired are said above.
+ * live update fills it in. Refusals of a Fork from here that just fired are said above. A pure
+ * renderer of report/cohort's data: it reads nothing.
  */
 import { formatStep } from '../../core/naming'
-import { type CohortReport, cohortReport } from '../../report/cohort'
-import type { Workspace } from '../../store/workspace'
+import type { CohortData } from '../../report/cohort'
 import { fmtMs, fmtTokens, fmtUsd, type Html, markup } from '../html'
 import type { Links } from '../links'
 import { textHtml } from '../transcript'
-
-export interface CohortData {
-  ws: string
-  agent: string
-  n: number
-  report: CohortReport
-}
-
-export async function cohortData(ws: Workspace, agent: string, n: number): Promise<CohortData> {
-  return { ws: ws.name, agent, n, report: await cohortReport(ws, `${agent}@${formatStep(n)}`) }
-}
 
 /** The members (replaced whole by a live update). */
 export function cohortMembers(d: CohortData, links: Links): Html {

@@ -5,7 +5,7 @@
  * cache-keying headers. Invariant: it renders the diff view/diff.ts computed from the records and
  * adds nothing to it.
  */
-import type { StepDiff } from '../diff'
+import type { StepDiff } from '../../report/diff'
 import { type Html, markup } from '../html'
 
 const names = (list: readonly string[]): Html =>

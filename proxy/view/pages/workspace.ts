@@ -2,65 +2,16 @@
  * `/ui/w/<ws>`: the agents of a workspace as a tree — main chains at the root, sessions, subagents
  * and side requests under the agent they were split from, attempts under the agent of their notch
  * (with a link to the notch's cohort) — each with its steps, tokens, cache reads and writes, cost,
- * held steps and what the hold saved. An agent whose parent has no steps is shown at the root.
+ * held steps and what the hold saved (report/agent-tree's tree). An agent whose parent has no steps
+ * is shown at the root. A pure renderer: it reads nothing.
  */
 import { HOLD_SAVED, noun, plural } from '../../core/saving-words'
-import { type AgentRow, type AttemptOrigin, attemptOrigin, workspaceAgentRows } from '../../report/agents'
-import type { Workspace } from '../../store/workspace'
+import type { TreeNode, WorkspaceData } from '../../report/agent-tree'
+import { workspaceRow } from '../../report/agents'
 import { fmtTime, fmtTokens, fmtUsd, type Html, markup } from '../html'
 import type { Links } from '../links'
-import { costText, readShare, workspaceRow } from './workspaces'
+import { costText, readShare } from './workspaces'
 import { fmtShare } from '../html'
-
-export interface TreeNode {
-  row: AgentRow
-  attempt: AttemptOrigin | undefined
-  depth: number
-}
-
-export interface WorkspaceData {
-  ws: string
-  nodes: TreeNode[]
-  rows: AgentRow[]
-}
-
-/** The agents in tree order (depth first, children by name), each with its depth. */
-export function agentTree(
-  rows: readonly AgentRow[],
-  attempts: ReadonlyMap<string, AttemptOrigin>,
-): TreeNode[] {
-  const names = new Set(rows.map((r) => r.agent))
-  const parentOf = (r: AgentRow): string | null => {
-    const p = attempts.get(r.agent)?.step?.agent ?? r.parent
-    return p !== null && names.has(p) && p !== r.agent ? p : null
-  }
-  const children = new Map<string | null, AgentRow[]>()
-  for (const r of rows) children.set(parentOf(r), [...(children.get(parentOf(r)) ?? []), r])
-  const out: TreeNode[] = []
-  const seen = new Set<string>()
-  const walk = (parent: string | null, depth: number): void => {
-    for (const r of (children.get(parent) ?? []).sort((a, b) => (a.agent < b.agent ? -1 : 1))) {
-      if (seen.has(r.agent)) continue
-      seen.add(r.agent)
-      out.push({ row: r, attempt: attempts.get(r.agent), depth })
-      walk(r.agent, depth + 1)
-    }
-  }
-  walk(null, 0)
-  // A cycle cannot come from names and notches, but nothing is ever left out.
-  for (const r of rows) if (!seen.has(r.agent)) out.push({ row: r, attempt: attempts.get(r.agent), depth: 0 })
-  return out
-}
-
-export async function workspaceData(ws: Workspace): Promise<WorkspaceData> {
-  const rows = await workspaceAgentRows(ws)
-  const attempts = new Map<string, AttemptOrigin>()
-  for (const r of rows) {
-    const a = await attemptOrigin(ws, r.agent)
-    if (a) attempts.set(r.agent, a)
-  }
-  return { ws: ws.name, rows, nodes: agentTree(rows, attempts) }
-}
 
 function kindCell(n: TreeNode, ws: string, links: Links): Html {
   const a = n.attempt

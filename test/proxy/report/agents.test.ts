@@ -1,7 +1,16 @@
-/** report/agents: an agent's row sums its step records; an attempt's notch is found from its dispatch commit, and a plain agent has none. */
+/** report/agents: an agent's row sums its step records; an attempt's notch is found from its dispatch commit, and a plain agent has none; a workspace's row sums its agents'. */
+import fs from 'node:fs'
 import { fireCohort } from '../../../proxy/attempts/fire'
-import { agentRow, attemptOrigin, workspaceAgentRows } from '../../../proxy/report/agents'
+import {
+  type AgentRow,
+  agentRow,
+  attemptOrigin,
+  workspaceAgentRows,
+  workspaceRow,
+  workspaceRows,
+} from '../../../proxy/report/agents'
 import { Workspace } from '../../../proxy/store/workspace'
+import { tempHome } from '../../support/harness'
 import { startAttemptsProxy, WS, type AttemptsProxy } from '../attempts/proxy.support'
 
 let a: AttemptsProxy
@@ -47,5 +56,54 @@ describe('an attempt’s origin', () => {
       step: { agent: 'main', n: 2, name: '002' },
     })
     expect(await attemptOrigin(ws, 'main')).toBeUndefined()
+  })
+})
+
+const agent = (over: Partial<AgentRow>): AgentRow => ({
+  agent: 'a',
+  parent: null,
+  kind: 'main',
+  steps: 1,
+  first: '2026-01-01T00:00:00Z',
+  last: '2026-01-01T00:00:00Z',
+  models: ['m'],
+  input: 10,
+  cache_read: 80,
+  cache_write: 10,
+  output: 5,
+  cost_usd: 0.5,
+  unpriced: 0,
+  held_steps: 1,
+  writes_avoided_tokens: 80,
+  saved_usd: 0.1,
+  ...over,
+})
+
+describe('a workspace’s row', () => {
+  it('sums its agents and keeps the latest activity', () => {
+    const w = workspaceRow('w', [
+      agent({}),
+      agent({ agent: 'b', steps: 2, last: '2026-02-01T00:00:00Z', unpriced: 1 }),
+    ])
+    expect(w).toMatchObject({
+      agents: 2,
+      steps: 3,
+      last: '2026-02-01T00:00:00Z',
+      input: 20,
+      cache_read: 160,
+      cost_usd: 1,
+      unpriced: 1,
+      held_steps: 2,
+    })
+  })
+
+  it('lists no workspace for an empty home, and each workspace of a home by name', async () => {
+    const home = tempHome()
+    try {
+      expect(await workspaceRows(home)).toEqual([])
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true })
+    }
+    expect((await workspaceRows(a.p.home)).map((w) => [w.ws, w.agents])).toEqual([[WS, 2]])
   })
 })

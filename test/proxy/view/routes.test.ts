@@ -1,5 +1,5 @@
-/** view/routes: each page's path parses to its route; a name that is not a name is refused before any read; anything else is no page. */
-import { routeOf } from '../../../proxy/view/routes'
+/** view/routes: every route's pattern builds a path that parses back to it; each page's path parses to its route; a name that is not a name is refused before any read; anything else is no page. */
+import { LIVE, pathOf, ROUTES, routeOf } from '../../../proxy/view/routes'
 
 describe('routeOf', () => {
   it('names every page, stream, raw file and form', () => {
@@ -44,5 +44,26 @@ describe('routeOf', () => {
   it('refuses a name that is not a name (BAD_NAME) before anything reads it', () => {
     expect(() => routeOf('/ui/w/..')).toThrow(expect.objectContaining({ code: 'BAD_NAME' }))
     expect(() => routeOf('/ui/w/ws/a/a%2Fb')).toThrow(expect.objectContaining({ code: 'BAD_NAME' }))
+  })
+})
+
+describe('pathOf', () => {
+  const params = { ws: 'café', agent: 'main.sub-1', n: 12, file: 'request.json', name: 'view-0123.css' }
+  it('builds, for every route, a path that routeOf parses back to the same parameters', () => {
+    for (const page of Object.keys(ROUTES) as (keyof typeof ROUTES)[]) {
+      const path = pathOf(page, params)
+      const live = 'live' in ROUTES[page] ? { live: false } : {}
+      const names = [...ROUTES[page].pattern.matchAll(/:([a-z]+)/g)].map((m) => m[1] as keyof typeof params)
+      const expected = { page, ...Object.fromEntries(names.map((k) => [k, params[k]])), ...live }
+      expect(routeOf(path)).toEqual(expected)
+      if ('live' in ROUTES[page]) expect(routeOf(path + LIVE)).toEqual({ ...expected, live: true })
+    }
+  })
+
+  it('encodes a name as one segment, so it parses back as a name or is refused', () => {
+    expect(pathOf('agent', { ws: 'café', agent: 'a/b?' })).toBe('/ui/w/caf%C3%A9/a/a%2Fb%3F')
+    expect(() => routeOf(pathOf('agent', { ws: 'ws', agent: 'a/b' }))).toThrow(
+      expect.objectContaining({ code: 'BAD_NAME' }),
+    )
   })
 })

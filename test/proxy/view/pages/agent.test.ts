@@ -1,11 +1,10 @@
-/** view/pages/agent: a timeline row says compaction and the hold's verdict; the bar scale is rounded up; a failed step is marked. */
-import type { StepMeta } from '../../../../generated/meta'
+/** view/pages/agent: a timeline row tags a compaction and says the hold's verdict; the bar scale is rounded up; a failed step is marked. */
 import type { StepRow } from '../../../../proxy/report/steps'
+import { timelineRow } from '../../../../proxy/report/timeline'
 import {
   agentBody,
   agentSummary,
   barMax,
-  timelineRow,
   timelineRowsHtml,
   verdict,
 } from '../../../../proxy/view/pages/agent'
@@ -31,15 +30,9 @@ const base: StepRow = {
   total_ms: 300,
   state: 'committed',
 }
-const meta = (cls?: string) =>
-  ({ request_headers: cls ? { 'x-claude-code-request-class': cls } : {} }) as unknown as StepMeta
 
 describe('a timeline row', () => {
-  it('is a compaction when its record is marked so, or (older records) Claude Code said so', () => {
-    expect(timelineRow(1, { ...base, compaction: 'after' }, meta('main')).compaction).toBe('after')
-    expect(timelineRow(1, base, meta('compaction')).compaction).toBe('request')
-    expect(timelineRow(1, base, meta('main')).compaction).toBeNull()
-    expect(timelineRow(1, base, undefined).compaction).toBeNull()
+  it('tags a compaction, asked for or done', () => {
     const html = (c: StepRow['compaction']) =>
       timelineRowsHtml(
         { ws: 'w', agent: 'a' },

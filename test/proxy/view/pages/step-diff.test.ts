@@ -3,7 +3,7 @@
  * on a held step, with the client's side beside it (a tool fewer, and the hold re-sent the
  * array); a step the hold did not touch says only "tools"; a rewritten transcript is marked.
  */
-import type { StepDiff } from '../../../../proxy/view/diff'
+import type { StepDiff } from '../../../../proxy/report/diff'
 import { diffHtml } from '../../../../proxy/view/pages/step-diff'
 
 const diff = (over: Partial<StepDiff> = {}): StepDiff => ({

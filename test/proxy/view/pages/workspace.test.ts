@@ -1,7 +1,8 @@
-/** view/pages/workspace: the agents tree — splits under their parents, attempts under their notch's agent, an orphan at the root, nothing left out. */
+/** view/pages/workspace: the agents tree as rows — indented under their parents, an attempt linked to its notch's cohort. */
 import type { AgentRow, AttemptOrigin } from '../../../../proxy/report/agents'
 import { splitOf } from '../../../../proxy/report/agents'
-import { agentTree, treeRows } from '../../../../proxy/view/pages/workspace'
+import { agentTree } from '../../../../proxy/report/agent-tree'
+import { treeRows } from '../../../../proxy/view/pages/workspace'
 import { serverLinks } from '../../../../proxy/view/links'
 
 const row = (agent: string): AgentRow => ({

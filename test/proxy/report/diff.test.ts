@@ -1,10 +1,10 @@
 /**
- * view/diff: what changed between two requests, as a person reads a miss — messages added or the
+ * report/diff: what changed between two requests, as a person reads a miss — messages added or the
  * transcript rewritten, tools added/removed/edited/reordered, the system line by line, other
  * fields and headers — with cache_control markers ignored as the hold ignores them.
  */
 import { anthropic, openai } from '../../../proxy/dialects'
-import { lineDiff, stepDiff } from '../../../proxy/view/diff'
+import { lineDiff, stepDiff } from '../../../proxy/report/diff'
 
 const tool = (name: string, description = name) => ({ name, description, input_schema: { type: 'object' } })
 const req = (over: Record<string, unknown> = {}) => ({
