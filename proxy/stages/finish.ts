@@ -7,8 +7,6 @@
  * finish also makes the step's span facts (record/span.ts) and, once the commit has landed, the
  * span is handed to the exporter (proxy/telemetry): nothing of it runs before the client's answer.
  */
-import { why } from '../report/why'
-import { formatStep } from '../core/naming'
 import type { CommitJob } from '../record'
 import type { AnswerBytes, FinishJob, FinishSummary } from '../record/finish'
 import type { ServerContext } from '../live/context'
@@ -64,18 +62,7 @@ export function finish(ctx: ServerContext, step: Recorded, f: Forwarded): Promis
   step.settle(commitJob(step, f, ctx.config.prices, ask))
   if (t)
     void Promise.all([step.summary, step.landed]).then(
-      async ([s, commit]) => {
-        if (!s.span) return
-        // The step's cause, as `holdfast why` gives it, read once its commit landed (off the request).
-        const cause = await why(ctx.home, step.workspace, step.agent.name, formatStep(step.n)).then(
-          (r) => r.cause,
-          () => undefined,
-        )
-        t.emit(
-          cause ? { ...s.span, attributes: { ...s.span.attributes, 'holdfast.cause': cause } } : s.span,
-          commit,
-        )
-      },
+      ([s, commit]) => s.span && t.emit(s.span, commit),
       () => undefined, // a step whose finish never came has no span
     )
   return step.summary
