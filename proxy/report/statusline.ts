@@ -14,8 +14,8 @@ import { listSteps, readStepMeta } from '../record/read'
 import { splitOf } from './agents'
 import { agentsOf } from './lookup'
 import { cacheReadShare, stepRow, type StepRow, totals } from './steps'
-import { why } from './why'
-import { type Cause, MISS_SHARE } from '../core/cache-cause'
+import { listedCause } from './why'
+import type { Cause } from '../core/cache-cause'
 import type { StepMeta } from '../../generated/meta'
 import { readFileAt, readRef } from '../store/git'
 import { agentRef } from '../core/layout'
@@ -40,10 +40,7 @@ const NOT_A_MISS: ReadonlySet<Cause> = new Set(['no_miss', 'held', 'first_step',
 /** Per agent: how far the committed steps' causes were read, and the latest miss among them. */
 const misses = new Map<string, { upTo: number; last: { step: string; cause: Cause } | null }>()
 
-/**
- * The agent's latest miss: each committed step is looked at once (a call reads only new steps), and
- * `why` runs only for a step whose reads fell short.
- */
+/** The agent's latest miss (report/why listedCause): each committed step looked at once. */
 async function lastMiss(
   ws: Workspace,
   agent: string,
@@ -56,15 +53,8 @@ async function lastMiss(
   for (const [i, r] of rows.entries()) {
     const n = Number(r.step)
     if (n <= known.upTo) continue
-    // Only a step whose reads fell short of what the step before left cached is worth a `why`
-    // (it reads two requests): most steps read their prefix, and a held one is no miss.
-    const before = rows[i - 1]
-    const left = before ? (before.cache_read ?? 0) + (before.cache_write ?? 0) : 0
-    const read = r.cache_read ?? 0
-    const short =
-      before !== undefined && r.held.length === 0 && !r.reordered && left > 0 && read < MISS_SHARE * left
-    const report = short ? await why(ws.home, ws.name, agent, r.step).catch(() => undefined) : undefined
-    if (report && !NOT_A_MISS.has(report.cause)) last = { step: r.step, cause: report.cause }
+    const cause = await listedCause(ws, agent, r, rows[i - 1])
+    if (cause && !NOT_A_MISS.has(cause)) last = { step: r.step, cause }
     // Kept only through the committed steps in a row: a pending step's cause may still change.
     if (r.state === 'committed' && n === upTo + 1) {
       upTo = n

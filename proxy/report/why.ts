@@ -10,7 +10,8 @@ import type { JsonObject } from '../core/json'
 import { formatStep, parseStep } from '../core/naming'
 import { prefixMoves, type PrefixMoves } from '../core/why'
 import { explainStep, type WhyFacts } from '../core/why-words'
-import { type Cause, causeLines, causeOf, type ProviderSaid } from '../core/cache-cause'
+import { type Cause, causeLines, causeOf, MISS_SHARE, type ProviderSaid } from '../core/cache-cause'
+import type { StepRow } from './steps'
 import { isAttemptChild } from '../core/attempt'
 import { dialectByName } from '../dialects'
 import type { StepMeta } from '../../generated/meta'
@@ -129,4 +130,42 @@ export function whyOf({ n, meta, cur, prevMeta, prevBytes }: WhyInput): WhyRepor
     changes: meta.changes,
     summary,
   }
+}
+
+/** Committed steps' listed causes, by `<gitdir>\0<agent>\0<n>`: a committed step never changes. */
+const listed = new Map<string, Cause>()
+const LISTED_MAX = 100_000
+
+/**
+ * A step's cause for a list (the agent page's timeline, the status line), the one `why` gives it,
+ * at the cost of a `why` (two requests read) only where one is needed: the agent's first step is
+ * `first_step` (`fork` for an attempt), a held step `held`, a step whose reads came up to what the
+ * step before left cached `no_miss`; a step whose reads fell short gets `why`'s cause; one with
+ * nothing cached before it and nothing read, null (no cache in use). Each committed step once.
+ */
+export async function listedCause(
+  ws: Workspace,
+  agent: string,
+  row: Pick<StepRow, 'step' | 'held' | 'reordered' | 'cache_read' | 'cache_write' | 'state'>,
+  before: Pick<StepRow, 'cache_read' | 'cache_write'> | undefined,
+): Promise<Cause | null> {
+  const n = stepNumber(row.step)
+  if (n === 1) return isAttemptChild(agent) ? 'fork' : 'first_step'
+  if (row.held.length > 0 || row.reordered) return 'held'
+  const left = (before?.cache_read ?? 0) + (before?.cache_write ?? 0)
+  const read = row.cache_read ?? 0
+  if (left === 0) return read > 0 ? 'no_miss' : null
+  if (read >= MISS_SHARE * left) return 'no_miss'
+  const key = `${ws.repo.gitdir}\0${agent}\0${n}`
+  const known = listed.get(key)
+  if (known) return known
+  const cause = await why(ws.home, ws.name, agent, row.step).then(
+    (r) => r.cause,
+    () => null,
+  )
+  if (cause && row.state === 'committed') {
+    if (listed.size >= LISTED_MAX) listed.clear()
+    listed.set(key, cause)
+  }
+  return cause
 }

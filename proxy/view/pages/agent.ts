@@ -5,6 +5,7 @@
  * are report/steps' rows (report/timeline), so this page and `holdfast steps` agree. A pure renderer:
  * it reads nothing.
  */
+import { CAUSE_WORDS, type Cause } from '../../core/cache-cause'
 import { HOLD_SAVED, heldWords, noun, plural, reasonWords, WRITES_AVOIDED } from '../../core/saving-words'
 import { type StepRow, totals, costUnknown } from '../../report/steps'
 import type { AgentData, TimelineRow } from '../../report/timeline'
@@ -21,6 +22,12 @@ export function verdict(r: Pick<StepRow, 'held' | 'hold_reason'> & { reordered?:
     return markup`<span class="tag held" title="the hold re-sent the previous tools array, holding ${r.held.join(', ')}">${heldWords(r.held)}</span>`
   return markup`<span class="muted" title="${r.hold_reason ?? ''}">${reasonWords(r.hold_reason)}</span>`
 }
+
+/** The step's cause (what `holdfast why` says first), its meaning in the tooltip; a miss stands out. */
+const causeCell = (cause: Cause | null): Html =>
+  cause === null
+    ? markup`<span class="muted">-</span>`
+    : markup`<span class="${cause === 'no_miss' || cause === 'held' || cause === 'first_step' || cause === 'fork' ? 'muted' : 'bad'}" title="${CAUSE_WORDS[cause]}">${cause}</span>`
 
 const statusCell = (r: StepRow): Html =>
   r.status !== null && r.status < 400
@@ -48,6 +55,7 @@ export function timelineRowsHtml(
         <td class="n">${fmtTokens(r.output)}</td>
         <td class="n">${costUnknown(r) ? 'unpriced' : fmtUsd(r.cost_usd)}</td>
         <td>${verdict(r)}</td>
+        <td>${causeCell(r.cause)}</td>
         <td>${r.compaction ? markup`<span class="tag">${r.compaction === 'request' ? 'compaction' : 'compacted'}</span>` : ''}</td>
         <td class="n">${fmtMs(r.ttfb_ms)}</td>
         <td class="muted">${r.state === 'pending' ? 'pending' : ''}</td>
@@ -97,6 +105,7 @@ export function agentBody(d: AgentData, links: Links): Html {
           <th class="n">output</th>
           <th class="n">cost</th>
           <th>hold</th>
+          <th>cache</th>
           <th></th>
           <th class="n">ttfb</th>
           <th></th>

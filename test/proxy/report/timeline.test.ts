@@ -1,7 +1,12 @@
-/** report/timeline: a row is a compaction when its record is marked so, or (older records) when Claude Code's request-class header said so. */
+/** report/timeline: a row is a compaction when its record is marked so, or (older records) when Claude Code's request-class header said so; its cause is the one holdfast why gives. */
 import type { StepMeta } from '../../../generated/meta'
 import type { StepRow } from '../../../proxy/report/steps'
-import { timelineRow } from '../../../proxy/report/timeline'
+import { timelineRow, timelineRows } from '../../../proxy/report/timeline'
+import { why } from '../../../proxy/report/why'
+import { Workspace } from '../../../proxy/store/workspace'
+import { startFakeUpstream } from '../../support/fake-upstream'
+import { startProxy } from '../../support/harness'
+import { KEY_ENV, keyedRows, recordDemo } from '../../support/view-demo'
 
 const base: StepRow = {
   step: '001',
@@ -33,5 +38,24 @@ describe('a timeline row', () => {
     expect(timelineRow(1, base, meta('main')).compaction).toBeNull()
     expect(timelineRow(1, base, undefined).compaction).toBeNull()
     expect(timelineRow(7, base, undefined)).toMatchObject({ n: 7, step: '001' })
+  })
+})
+
+describe('a timeline row’s cause', () => {
+  it('is the cause holdfast why gives the step, on every row of a recorded agent', async () => {
+    process.env[KEY_ENV] = 'sk-view'
+    const fake = await startFakeUpstream()
+    const p = await startProxy({ fake, config: { providers: keyedRows(fake.anthropicBaseUrl) } })
+    try {
+      await recordDemo(p, 'demo')
+      const rows = await timelineRows(new Workspace(p.home, 'demo'), 'main')
+      expect(rows.map((r) => r.cause)).toContain('held') // 003 drops a tool
+      expect(rows.map((r) => r.cause)).toContain('system_prompt_changed') // 005 edits the system
+      for (const r of rows)
+        expect([r.step, r.cause]).toEqual([r.step, (await why(p.home, 'demo', 'main', r.step)).cause])
+    } finally {
+      await p.close()
+      await fake.close()
+    }
   })
 })
