@@ -2,7 +2,6 @@
 import fs from 'node:fs'
 import { fireCohort } from '../../../proxy/attempts/fire'
 import {
-  type AgentRow,
   agentRow,
   attemptOrigin,
   workspaceAgentRows,
@@ -12,6 +11,7 @@ import {
 import { Workspace } from '../../../proxy/store/workspace'
 import { tempHome } from '../../support/harness'
 import { startAttemptsProxy, WS, type AttemptsProxy } from '../attempts/proxy.support'
+import { pricedAgentRow } from '../../support/agent-rows'
 
 let a: AttemptsProxy
 let child: string
@@ -59,31 +59,11 @@ describe('an attempt’s origin', () => {
   })
 })
 
-const agent = (over: Partial<AgentRow>): AgentRow => ({
-  agent: 'a',
-  parent: null,
-  kind: 'main',
-  steps: 1,
-  first: '2026-01-01T00:00:00Z',
-  last: '2026-01-01T00:00:00Z',
-  models: ['m'],
-  input: 10,
-  cache_read: 80,
-  cache_write: 10,
-  output: 5,
-  cost_usd: 0.5,
-  unpriced: 0,
-  held_steps: 1,
-  writes_avoided_tokens: 80,
-  saved_usd: 0.1,
-  ...over,
-})
-
 describe('a workspace’s row', () => {
   it('sums its agents and keeps the latest activity', () => {
     const w = workspaceRow('w', [
-      agent({}),
-      agent({ agent: 'b', steps: 2, last: '2026-02-01T00:00:00Z', unpriced: 1 }),
+      pricedAgentRow({}),
+      pricedAgentRow({ agent: 'b', steps: 2, last: '2026-02-01T00:00:00Z', unpriced: 1 }),
     ])
     expect(w).toMatchObject({
       agents: 2,

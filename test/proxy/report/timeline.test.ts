@@ -1,33 +1,15 @@
 /** report/timeline: a row is a compaction when its record is marked so, or (older records) when Claude Code's request-class header said so; its cause is the one holdfast why gives. */
 import type { StepMeta } from '../../../generated/meta'
-import type { StepRow } from '../../../proxy/report/steps'
 import { timelineRow, timelineRows } from '../../../proxy/report/timeline'
 import { why } from '../../../proxy/report/why'
 import { Workspace } from '../../../proxy/store/workspace'
 import { startFakeUpstream } from '../../support/fake-upstream'
 import { startProxy } from '../../support/harness'
 import { KEY_ENV, keyedRows, recordDemo } from '../../support/view-demo'
+import { stepRowOf } from '../../support/agent-rows'
 
-const base: StepRow = {
-  step: '001',
-  time: '2026-01-01T00:00:00Z',
-  model: 'm',
-  status: 200,
-  outcome: 'ok',
-  held: [],
-  reordered: false,
-  hold_reason: 'first-step',
-  compaction: null,
-  input: 1,
-  cache_read: 0,
-  cache_write: 900,
-  output: 10,
-  cost_usd: 0.01,
-  saved_usd: 0,
-  ttfb_ms: 120,
-  total_ms: 300,
-  state: 'committed',
-}
+const base = stepRowOf()
+
 const meta = (cls?: string) =>
   ({ request_headers: cls ? { 'x-claude-code-request-class': cls } : {} }) as unknown as StepMeta
 

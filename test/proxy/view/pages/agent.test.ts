@@ -9,27 +9,9 @@ import {
   verdict,
 } from '../../../../proxy/view/pages/agent'
 import { serverLinks } from '../../../../proxy/view/links'
+import { stepRowOf } from '../../../support/agent-rows'
 
-const base: StepRow = {
-  step: '001',
-  time: '2026-01-01T00:00:00Z',
-  model: 'm',
-  status: 200,
-  outcome: 'ok',
-  held: [],
-  reordered: false,
-  hold_reason: 'first-step',
-  compaction: null,
-  input: 1,
-  cache_read: 0,
-  cache_write: 900,
-  output: 10,
-  cost_usd: 0.01,
-  saved_usd: 0,
-  ttfb_ms: 120,
-  total_ms: 300,
-  state: 'committed',
-}
+const base = stepRowOf()
 
 describe('a timeline row', () => {
   it('tags a compaction, asked for or done', () => {
