@@ -5,6 +5,7 @@
  * file renamed into place), or not at all. `holdfast export --otlp <ws> [agent]`: the recorded
  * steps sent as spans to the OTLP endpoint the telemetry settings name (proxy/telemetry/backfill).
  */
+import { noun } from '../proxy/core/saving-words'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Command } from 'commander'
@@ -34,7 +35,7 @@ async function otlp(home: string, ws: string, agent: string | undefined): Promis
   await telemetry.close(30_000)
   const h = telemetry.health()
   process.stdout.write(
-    `sent ${done.sent} step span${done.sent === 1 ? '' : 's'} of ${agent ? `${ws}/${agent}` : ws} to ${settings.url}: ${h.exported} exported, ${h.failed} failed, ${h.dropped} dropped${done.skipped ? `; ${done.skipped} step(s) skipped (record unreadable or unfinished)` : ''}\n`,
+    `sent ${done.sent} step ${noun(done.sent, 'span')} of ${agent ? `${ws}/${agent}` : ws} to ${settings.url}: ${h.exported} exported, ${h.failed} failed, ${h.dropped} dropped${done.skipped ? `; ${done.skipped} ${noun(done.skipped, 'step')} skipped (record unreadable or unfinished)` : ''}\n`,
   )
   if (h.failed > 0 || h.dropped > 0 || h.exported < done.sent) process.exitCode = 1
 }

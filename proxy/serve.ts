@@ -6,6 +6,7 @@
  * then releases everything. Invariant: recovery commits every recorded step in step order before
  * the first new request is accepted; without a telemetry endpoint nothing of OpenTelemetry loads.
  */
+import { noun } from './core/saving-words'
 import { formatStep } from './core/naming'
 import { KeepWarm, keepWarmSettings } from './live/keep-warm'
 import { pingSender } from './live/keep-warm-ping'
@@ -199,7 +200,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           for (const l of cut.lost)
             opts.log.error(
               { ws: l.workspace, agent: l.agent, steps: l.steps.map((n) => formatStep(n)), reason: l.reason },
-              `${l.workspace}/${l.agent}: the answers of step${l.steps.length === 1 ? '' : 's'} ${l.steps.map((n) => formatStep(n)).join(', ')} reached the client but the journal could not keep them (${l.reason}), and they are not committed: the next start records ${l.steps.length === 1 ? 'it' : 'them'} as interrupted, without the answer`,
+              `${l.workspace}/${l.agent}: the answers of ${noun(l.steps.length, 'step')} ${l.steps.map((n) => formatStep(n)).join(', ')} reached the client but the journal could not keep them (${l.reason}), and they are not committed: the next start records ${noun(l.steps.length, 'it', 'them')} as interrupted, without the answer`,
             )
           if (cut.uncommitted)
             opts.log.warn(

@@ -7,6 +7,7 @@
  * reader that stalled), new entries are dropped and counted, and once the pipe drains one warn
  * line says how many. At shutdown `flushLogger` waits for what is buffered at most FLUSH_MS.
  */
+import { noun } from '../core/saving-words'
 import pino from 'pino'
 
 export type Logger = pino.Logger
@@ -126,7 +127,7 @@ export function createLogger(
   dest.report = (dropped) =>
     log.warn(
       { dropped },
-      `the log reader stalled: ${dropped} entr${dropped === 1 ? 'y was' : 'ies were'} dropped`,
+      `the log reader stalled: ${dropped} ${noun(dropped, 'entry', 'entries')} ${noun(dropped, 'was', 'were')} dropped`,
     )
   destinations.set(log, dest)
   return log

@@ -3,6 +3,7 @@
  * damaged, gaps, quarantined) and the lines it says of it to an operator (serve's log, `holdfast
  * recover`). Pure.
  */
+import { noun } from '../../core/saving-words'
 import { formatStep } from '../../core/naming'
 import type { MovedPack, MovedRef, Rewound } from '../../store/git'
 import type { KeptDamage, Quarantined } from './quarantine'
@@ -42,7 +43,7 @@ export function describeRecovery(ws: string, r: Recovery): { level: 'info' | 'wa
   if (r.orphans.length > 0)
     lines.push({
       level: 'warn',
-      line: `${ws}: removed ${r.orphans.length} orphan pack file${r.orphans.length === 1 ? '' : 's'}: ${r.orphans.join(', ')} (left by a process killed while it wrote or removed a pack; no index named them)`,
+      line: `${ws}: removed ${r.orphans.length} orphan pack ${noun(r.orphans.length, 'file')}: ${r.orphans.join(', ')} (left by a process killed while it wrote or removed a pack; no index named them)`,
     })
   for (const b of r.rewound)
     lines.push({
