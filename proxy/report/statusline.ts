@@ -3,8 +3,9 @@
  * after every Claude Code message): the agent a Claude Code session's requests went to, the cache
  * read share of its last step, and the cost and hold savings of the session's agents so far (the
  * agent, its subagents and side requests; not a second session's), and the agent's latest cache
- * miss with its cause. Invariant: a committed step's row and cause are read once and kept, so a
- * long session answers in the time of its new steps.
+ * miss with its cause. Invariant: a committed step's row is read once and kept, and its cause is
+ * `why`'s only where its reads fell short (report/why listedCause keeps those), so a long session
+ * answers in the time of its new steps.
  */
 import type { ServerContext } from '../live/context'
 import { formatStep } from '../core/naming'
@@ -37,32 +38,18 @@ export interface StatusLine {
 /** Causes that are no miss: said only when a step missed. */
 const NOT_A_MISS: ReadonlySet<Cause> = new Set(['no_miss', 'held', 'first_step', 'fork'])
 
-/** Per agent: how far the committed steps' causes were read, and the latest miss among them. */
-const misses = new Map<string, { upTo: number; last: { step: string; cause: Cause } | null }>()
-
-/** The agent's latest miss (report/why listedCause): each committed step looked at once. */
+/** The agent's latest miss: the newest step whose cause (report/why listedCause) is a miss. */
 async function lastMiss(
   ws: Workspace,
   agent: string,
   rows: readonly StepRow[],
 ): Promise<{ step: string; cause: Cause } | null> {
-  const key = `${ws.home}\0${ws.name}\0${agent}`
-  const known = misses.get(key) ?? { upTo: 0, last: null }
-  let { upTo, last: kept } = known
-  let last = known.last
-  for (const [i, r] of rows.entries()) {
-    const n = Number(r.step)
-    if (n <= known.upTo) continue
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const r = rows[i] as StepRow
     const cause = await listedCause(ws, agent, r, rows[i - 1])
-    if (cause && !NOT_A_MISS.has(cause)) last = { step: r.step, cause }
-    // Kept only through the committed steps in a row: a pending step's cause may still change.
-    if (r.state === 'committed' && n === upTo + 1) {
-      upTo = n
-      kept = last
-    }
+    if (cause && !NOT_A_MISS.has(cause)) return { step: r.step, cause }
   }
-  misses.set(key, { upTo, last: kept })
-  return last
+  return null
 }
 
 const SESSION_HEADER = 'x-claude-code-session-id'
