@@ -5,7 +5,14 @@
  * and a disagreement between the provider and holdfast's diff said as such.
  */
 import type { StepMeta } from '../../../generated/meta'
-import { causeLines, causeOf, CLIENT_CAUSES, providerCause } from '../../../proxy/core/cache-cause'
+import {
+  causeLines,
+  causeOf,
+  CLIENT_CAUSES,
+  providerCause,
+  PROXY_CAUSES,
+} from '../../../proxy/core/cache-cause'
+import type { PrefixMoves } from '../../../proxy/core/why'
 import { isAttemptChild } from '../../../proxy/core/attempt'
 import { moves } from '../../support/why-moves'
 
@@ -161,6 +168,44 @@ describe('the cause of a step', () => {
   })
 
   it('only ever answers a cause from the closed sets', () => {
-    expect(CLIENT_CAUSES).toHaveLength(8)
+    expect([...CLIENT_CAUSES]).toEqual([
+      'system_prompt_changed',
+      'tools_changed',
+      'model_changed',
+      'messages_rewritten',
+      'ttl_expired_5m',
+      'ttl_expired_1h',
+      'likely_server_side',
+      'unknown',
+    ])
+    const closed = new Set<string>([...CLIENT_CAUSES, ...PROXY_CAUSES])
+    const words = [
+      null,
+      'model_changed',
+      'system_changed',
+      'tools_changed',
+      'messages_changed',
+      'unavailable',
+      'odd',
+    ]
+    const moved: Partial<PrefixMoves>[] = [
+      {},
+      { model: true },
+      { system: true },
+      { tools: true },
+      { head: true },
+      { keying: ['header:anthropic-beta'] },
+    ]
+    for (const reason of words)
+      for (const m of moved)
+        for (const gap of [1000, 6 * 60_000, 2 * 3_600_000])
+          for (const current of [missAfter(gap), meta({ started_at: at(1000 + gap) })]) {
+            const r = causeOf({
+              meta: { ...current, provider_cache: said(reason) },
+              previous: { meta: meta(), moves: moves(m) },
+            })
+            expect(closed.has(r.cause)).toBe(true)
+            expect(closed.has(r.own)).toBe(true)
+          }
   })
 })
