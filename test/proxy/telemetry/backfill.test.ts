@@ -1,7 +1,7 @@
 /**
  * `holdfast export --otlp` (proxy/telemetry/backfill): recorded steps go to the OTLP endpoint once
  * each, as the spans a serve would have made, with their recorded times and commits; one agent
- * when named; without an endpoint it refuses in one sentence and sends nothing.
+ * when named; without an endpoint it refuses in one sentence, sends nothing and writes nothing.
  */
 import fs from 'node:fs'
 import { startOtlpReceiver, type OtlpReceiver } from '../../support/otlp-receiver'
@@ -79,11 +79,13 @@ test('export --otlp with an agent sends only that agent’s steps', async () => 
   expect(spans.map((s) => s.attributes['holdfast.agent'])).toEqual(['other'])
 })
 
-test('export --otlp without an endpoint refuses in one sentence and sends nothing', async () => {
+test('export --otlp without an endpoint refuses in one sentence, sends nothing and writes nothing', async () => {
   const before = r.requests
+  const files = (): string[] => fs.readdirSync(p.home, { recursive: true }).map(String).sort()
+  const had = files()
   const out = await cliAsync(['export', '--otlp', 'hist', '--home', p.home], env({}), 60_000)
   expect(out.code).toBe(1)
   expect(out.stderr).toMatch(/--otlp needs an endpoint: set OTEL_EXPORTER_OTLP_ENDPOINT/)
   expect(r.requests).toBe(before)
-  expect(fs.existsSync(p.home)).toBe(true)
+  expect(files()).toEqual(had) // and nothing written to the home
 })
