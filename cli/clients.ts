@@ -5,7 +5,7 @@
  * and kills them before it exits. Invariant: both paths run the same acts (tools/acts), so they
  * print the same sentences; `--json` prints the admin API's answer. `loaded` reads the file.
  */
-import { AskError, askServe } from '../proxy/admin/ask'
+import { askRunningServe } from './lookup'
 import type { Command } from 'commander'
 import { loadConfig } from '../proxy/store/config'
 import { resolveHome } from '../proxy/store/home'
@@ -24,16 +24,8 @@ interface Opts {
 type Answer = { message: string } & Record<string, unknown>
 
 /** One request to the running server's admin API; a refusal becomes the CliError it names. */
-async function viaServer(home: string, method: 'GET' | 'POST', path: string, body?: object): Promise<Answer> {
-  try {
-    const answer = await askServe<Answer>(home, path, { method, ...(body ? { body } : {}) })
-    if (!answer) throw new CliError(`holdfast serve on ${home} stopped before it was asked`)
-    return answer
-  } catch (err) {
-    if (err instanceof AskError) throw new CliError(err.message)
-    throw err
-  }
-}
+const viaServer = (home: string, method: 'GET' | 'POST', path: string, body?: object): Promise<Answer> =>
+  askRunningServe<Answer>(home, path, { method, ...(body ? { body } : {}) })
 
 /** The act run here, with this command's own connections to the hosts (closed before returning). */
 async function locally(home: string, act: (hosts: ToolHosts) => Promise<Act<object>>): Promise<Answer> {

@@ -3,6 +3,7 @@
  * into the CLI's own error. Invariant: every command refuses an unknown workspace or agent the same
  * way (exit 1, one sentence naming what exists), and looking never creates anything.
  */
+import { AskError, type AskOptions, askServe } from '../proxy/admin/ask'
 import {
   agentsOf,
   existingAgent as findAgent,
@@ -29,4 +30,19 @@ export function existingWorkspace(home: string, name: string): Promise<Workspace
 /** `agent` when the workspace has it; refused with the list of its agents otherwise. */
 export function existingAgent(ws: Workspace, agent: string): Promise<string> {
   return findAgent(ws, agent).catch(asCliError)
+}
+
+/**
+ * Ask the home's running serve (proxy/admin/ask); what goes wrong is the CliError that says it,
+ * a serve that stopped since the caller found it included.
+ */
+export async function askRunningServe<T>(home: string, route: string, opts: AskOptions = {}): Promise<T> {
+  try {
+    const answer = await askServe<T>(home, route, opts)
+    if (answer === undefined) throw new CliError(`holdfast serve on ${home} stopped before it was asked`)
+    return answer
+  } catch (err) {
+    if (err instanceof AskError) throw new CliError(err.message)
+    throw err
+  }
 }

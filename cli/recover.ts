@@ -5,7 +5,7 @@
  * without one, this command takes the home lock and runs recovery itself. Invariant: it deletes
  * nothing that is not on a branch; what still cannot be committed stays, and is named.
  */
-import { AskError, askServe } from '../proxy/admin/ask'
+import { askRunningServe } from './lookup'
 import type { Command } from 'commander'
 import { assertName, formatStep } from '../proxy/core/naming'
 import { loadConfig } from '../proxy/store/config'
@@ -29,28 +29,19 @@ const broughtLine = (ws: string, b: Brought): string =>
 /** Ask the running serve; its answer as printed lines (and the JSON). */
 async function viaServe(
   home: string,
-  url: string,
   ws: string,
   waitMs: number,
 ): Promise<{ lines: string[]; json: unknown; ok: boolean }> {
-  let json: {
+  const json = await askRunningServe<{
     requeued: { agent: string; steps: number }[]
     brought: Brought[]
     refused: string[]
     landed: boolean
     faults: { since: string; error: string; waiting: number }[]
     agents: { agent: string; committed: number; stalled: string | null }[]
-  }
-  try {
-    const answered = await askServe<typeof json>(home, '/_holdfast/recover', {
-      body: { workspace: ws, wait_ms: waitMs },
-    })
-    if (!answered) throw new CliError(`holdfast serve at ${url} stopped before it was asked`)
-    json = answered
-  } catch (err) {
-    if (err instanceof AskError) throw new CliError(err.message)
-    throw err
-  }
+  }>(home, '/_holdfast/recover', {
+    body: { workspace: ws, wait_ms: waitMs },
+  })
   const lines = [
     ...json.requeued.map(
       (r) => `${ws}/${r.agent}: ${r.steps} step(s) from the journal queued for commit again`,
@@ -115,7 +106,7 @@ export function registerRecover(program: Command): void {
       const waitMs = Number(opts.waitMs ?? 10_000)
       if (!Number.isFinite(waitMs) || waitMs < 0)
         throw new CliError(`--wait-ms ${opts.waitMs}: not a number of ms`)
-      const r = serve ? await viaServe(home, serve.url, ws, waitMs) : await locally(home, ws)
+      const r = serve ? await viaServe(home, ws, waitMs) : await locally(home, ws)
       if (opts.json) printJson(r.json)
       else for (const line of r.lines) process.stdout.write(`${line}\n`)
       if (!r.ok) process.exitCode = 1
