@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { CODEX_BIN } from '../support/codex'
+import { CODEX_BIN, CODEX_DUMMY_KEY, userCodexDirs, userCodexEnv } from '../support/codex'
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream'
 import { configFor, tempHome, writeConfig } from '../support/harness'
 import { cliAsync, gitAsync } from '../support/repo-checks'
@@ -25,10 +25,8 @@ afterAll(async () => {
 })
 
 test('holdfast run -- codex exec records the session through Codex’s own base-URL flag, after a 426 when the provider refuses the WebSocket', async () => {
-  const home = path.join(dir, 'holdfast')
-  const codexHome = path.join(dir, 'codex-home')
-  const work = path.join(dir, 'work')
-  for (const d of [home, codexHome, work, path.join(dir, 'user')]) fs.mkdirSync(d, { recursive: true })
+  const dirs = userCodexDirs(dir)
+  const { home, work } = dirs
   writeConfig(home, configFor(fake))
   // A work tree with a remote: Codex puts its URL in x-codex-turn-metadata, which meta.json keeps without it.
   for (const args of [
@@ -36,11 +34,6 @@ test('holdfast run -- codex exec records the session through Codex’s own base-
     ['remote', 'add', 'origin', 'https://github.com/acme/widgets.git'],
   ])
     expect(spawnSync('git', args, { cwd: work }).status).toBe(0)
-  // A user's config: the built-in provider, nothing phoning home.
-  fs.writeFileSync(
-    path.join(codexHome, 'config.toml'),
-    'model = "gpt-fake-1"\ncheck_for_update_on_startup = false\n\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n',
-  )
   fake.enqueue({ toolCalls: [{ name: 'exec_command', arguments: { cmd: 'echo holdfast-marker' } }] })
   fake.enqueue({ text: 'The command printed holdfast-marker.' })
   const started = Date.now()
@@ -61,7 +54,7 @@ test('holdfast run -- codex exec records the session through Codex’s own base-
       work,
       'Run `echo holdfast-marker` and tell me what it printed.',
     ],
-    { HOME: path.join(dir, 'user'), CODEX_HOME: codexHome, OPENAI_API_KEY: 'sk-holdfast-test-dummy' },
+    userCodexEnv(dirs),
     90_000,
   )
   expect({ code: r.code, stdout: r.stdout.trim() }).toEqual({
@@ -99,7 +92,7 @@ test('holdfast run -- codex exec records the session through Codex’s own base-
   // Codex sent the remote's URL to holdfast (and holdfast on to the provider); the record keeps it out.
   expect(String(fake.received[1]!.headers['x-codex-turn-metadata'])).toContain('acme/widgets')
   expect(JSON.stringify(m1)).not.toContain('acme/widgets')
-  expect(JSON.stringify(m1)).not.toContain('sk-holdfast-test-dummy')
+  expect(JSON.stringify(m1)).not.toContain(CODEX_DUMMY_KEY)
 
   const steps = await cliAsync(['steps', 'codexrun', 'main', '--home', home])
   const why = await cliAsync(['why', 'codexrun', 'main', '002', '--home', home])

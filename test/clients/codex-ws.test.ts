@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { CODEX_BIN } from '../support/codex'
+import { CODEX_BIN, userCodexDirs, userCodexEnv } from '../support/codex'
 import { startFakeResponsesWs, type FakeResponsesWs } from '../support/fake-responses-ws'
 import { tempHome, writeConfig } from '../support/harness'
 import { cliAsync, gitAsync } from '../support/repo-checks'
@@ -25,10 +25,8 @@ afterAll(async () => {
 })
 
 test('holdfast run -- codex exec stays on Codex’s WebSocket: one socket, three turns, one chain of steps with cache reads', async () => {
-  const home = path.join(dir, 'holdfast')
-  const codexHome = path.join(dir, 'codex-home')
-  const work = path.join(dir, 'work')
-  for (const d of [home, codexHome, work, path.join(dir, 'user')]) fs.mkdirSync(d, { recursive: true })
+  const dirs = userCodexDirs(dir)
+  const { home, work } = dirs
   writeConfig(home, {
     listen: { host: '127.0.0.1', port: 0 },
     defaults: { workspace: 'default', agent: 'main' },
@@ -38,10 +36,6 @@ test('holdfast run -- codex exec stays on Codex’s WebSocket: one socket, three
     },
   })
   expect(spawnSync('git', ['init', '-q'], { cwd: work }).status).toBe(0)
-  fs.writeFileSync(
-    path.join(codexHome, 'config.toml'),
-    'model = "gpt-fake-1"\ncheck_for_update_on_startup = false\n\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n',
-  )
   fake.enqueue({ toolCalls: [{ name: 'exec_command', arguments: { cmd: 'echo holdfast-one' } }] })
   fake.enqueue({ toolCalls: [{ name: 'exec_command', arguments: { cmd: 'echo holdfast-two' } }] })
   fake.enqueue({ text: 'Both commands printed their markers.' })
@@ -62,7 +56,7 @@ test('holdfast run -- codex exec stays on Codex’s WebSocket: one socket, three
       work,
       'Run `echo holdfast-one`, then `echo holdfast-two`, and tell me what they printed.',
     ],
-    { HOME: path.join(dir, 'user'), CODEX_HOME: codexHome, OPENAI_API_KEY: 'sk-holdfast-test-dummy' },
+    userCodexEnv(dirs),
     90_000,
   )
   expect({ code: r.code, stdout: r.stdout.trim() }).toEqual({

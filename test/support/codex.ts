@@ -156,3 +156,37 @@ function killGroup(pid: number | undefined): void {
     // the group is gone already
   }
 }
+
+/** Where a `holdfast run -- codex` test runs: a holdfast home, a CODEX_HOME, a work tree and a user HOME. */
+export interface CodexDirs {
+  home: string
+  codexHome: string
+  work: string
+  user: string
+}
+
+/**
+ * The directories of a `holdfast run -- codex` test under `dir`, made, with the CODEX_HOME holding a
+ * user's config for the built-in provider (no `model_provider` of holdfast's) that phones nothing home.
+ */
+export function userCodexDirs(dir: string): CodexDirs {
+  const d = {
+    home: path.join(dir, 'holdfast'),
+    codexHome: path.join(dir, 'codex-home'),
+    work: path.join(dir, 'work'),
+    user: path.join(dir, 'user'),
+  }
+  for (const p of Object.values(d)) fs.mkdirSync(p, { recursive: true })
+  fs.writeFileSync(
+    path.join(d.codexHome, 'config.toml'),
+    'model = "gpt-fake-1"\ncheck_for_update_on_startup = false\n\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n',
+  )
+  return d
+}
+
+/** The environment a user's Codex runs with in such a test. */
+export const userCodexEnv = (d: CodexDirs): Record<string, string> => ({
+  HOME: d.user,
+  CODEX_HOME: d.codexHome,
+  OPENAI_API_KEY: CODEX_DUMMY_KEY,
+})
