@@ -38,6 +38,10 @@ export interface HoldfastConfig {
      */
     previous_cache_bytes?: number
     /**
+     * Bytes of each agent's last request (its bytes and parsed value) kept in memory so the next request is read from its new tail only, over all agents (least recently used dropped first; a request that finds none is read whole).
+     */
+    read_cache_bytes?: number
+    /**
      * After this long with no request in flight, run one full garbage collection so the memory a burst of requests grew is given back (0 = never).
      */
     idle_collect_ms?: number

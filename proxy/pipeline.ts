@@ -40,7 +40,7 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
   let step
   try {
     if (ctx.closing) throw new HoldfastError('SHUTTING_DOWN', 'holdfast is shutting down; retry shortly')
-    const request = accept(incoming, await incoming.body())
+    const request = accept(incoming, await incoming.body(), ctx.reads)
     plugins = ctx.plugins.begin(request.facts)
     const who = await plugins.identify()
     const route = await resolve(ctx, request, who, plugins)

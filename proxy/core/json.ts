@@ -50,6 +50,8 @@ export function withoutCacheControl(v: Json): Json {
 
 /** Deep equality of two JSON values, `cache_control` markers ignored. */
 export function sameIgnoringCacheControl(a: Json | undefined, b: Json | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b
+  // One value (a subtree the read shared with the previous request's): no copy to compare.
+  if (a === b) return true
+  if (a === undefined || b === undefined) return false
   return dequal(withoutCacheControl(a), withoutCacheControl(b))
 }

@@ -139,7 +139,8 @@ export function arrayPrefixEnd(b: Buffer, open: number, count: number): number {
   return end
 }
 
-function decodeKey(b: Buffer, start: number, end: number): string | undefined {
+/** A key's decoded text from its bytes (quotes included), or undefined when it is not a JSON string. */
+export function decodeKey(b: Buffer, start: number, end: number): string | undefined {
   if (!b.subarray(start, end).includes(BACKSLASH)) return b.toString('utf8', start + 1, end - 1)
   try {
     const key: unknown = JSON.parse(b.toString('utf8', start, end))

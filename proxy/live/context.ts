@@ -23,6 +23,7 @@ import type { Upstream } from '../http/upstream'
 import { IDLE_COLLECT_MS, IdleCollector } from '../process/idle-collect'
 import type { Remotes } from '../remote'
 import type { Telemetry } from '../telemetry'
+import { ReadCache } from './read-cache'
 
 const idleCollectMs = (config: HoldfastConfig): number => config.limits?.idle_collect_ms ?? IDLE_COLLECT_MS
 
@@ -60,6 +61,8 @@ export class ServerContext {
   readonly holdTtlMs: number
   readonly holdLongTtlMs: number
   readonly bodyLimit: number
+  /** Each agent's last request's facts, so the next is read from its tail (stages/accept). */
+  readonly reads: ReadCache
   /** One full garbage collection once no request has been in flight for `limits.idle_collect_ms`. */
   readonly idle: IdleCollector
   gcEvery: number
@@ -95,6 +98,7 @@ export class ServerContext {
       config.limits?.previous_cache_bytes ?? 64 * 1024 * 1024,
       config.journal?.fsync === true,
     )
+    this.reads = new ReadCache(config.limits?.read_cache_bytes ?? 32 * 1024 * 1024)
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200
     this.idle = new IdleCollector(idleCollectMs(config))
     this.agentIdleMs = config.limits?.agent_idle_ms ?? AGENT_IDLE_MS
@@ -115,6 +119,7 @@ export class ServerContext {
       if (!a.idleFor(this.agentIdleMs, now)) continue
       this.agents.delete(key)
       this.records.forget(a)
+      this.reads.forget(key)
       forgotten++
     }
     return forgotten

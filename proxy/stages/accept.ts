@@ -10,9 +10,11 @@ import { HoldfastError } from '../core/errors'
 import { sanitizeHeaders } from '../core/headers'
 import type { JsonObject } from '../core/json'
 import { readRequest } from '../core/record'
+import { factsOf, readOnFacts } from '../core/incremental'
 import { MAX_NESTING, scanTopLevel, type ScannedTop } from '../core/splice'
 import type { Dialect } from '../core/dialect'
 import type { RequestFacts } from '../../plugins/runner'
+import type { ReadCache } from '../live/read-cache'
 
 /** What the server hands over: the addressed endpoint, its request head, and a reader of its body. */
 export interface Incoming {
@@ -73,8 +75,18 @@ export function parseBody(raw: Buffer, dialect: Dialect): { parsed: JsonObject; 
   return { parsed: r.value, top }
 }
 
-export function accept(incoming: Incoming, raw: Buffer): Accepted {
-  return accepted(incoming, raw, parseBody(raw, incoming.dialect))
+/**
+ * The request `raw` holds. With `reads`: read on the facts the agent's last request left when it
+ * extends them (core/incremental: only the new tail is parsed), and its own facts kept for the next.
+ */
+export function accept(incoming: Incoming, raw: Buffer, reads?: ReadCache): Accepted {
+  if (!reads || incoming.kind !== 'step') return accepted(incoming, raw, parseBody(raw, incoming.dialect))
+  const key = `${incoming.workspace}\0${incoming.agent}`
+  const prev = reads.get(key)
+  const read = prev && readOnFacts(prev, raw, incoming.dialect)
+  const body = read ?? parseBody(raw, incoming.dialect)
+  reads.keep(key, read ?? factsOf(raw, body.top, body.parsed, incoming.dialect))
+  return accepted(incoming, raw, body)
 }
 
 /** A request read already (a WebSocket frame's whole conversation, proxy/socket) as accept's value. */

@@ -1,0 +1,57 @@
+/**
+ * The facts each agent's last request left (core/incremental): its bytes, scan and value, so the
+ * next request reads only what is new. In memory only, within one byte budget over all agents —
+ * the least recently used agent's facts go first, an idle agent's when it is forgotten — keyed by
+ * the agent as addressed (`<ws>\0<agent>`). Invariant: a cache only; a request whose facts were
+ * dropped, or that does not extend them, is read whole and gives the same result.
+ */
+import type { ReadFacts } from '../core/incremental'
+
+/** A parsed JSON text costs about twice its bytes in memory, beside the bytes themselves. */
+const COST_PER_BYTE = 3
+
+/** Below this a request is read whole: its parse costs less than keeping its facts. */
+export const MIN_READ_FACTS_BYTES = 32 * 1024
+
+export class ReadCache {
+  /** Map order is use order: the first entry is the least recently used. */
+  private readonly kept = new Map<string, { facts: ReadFacts; size: number }>()
+  private total = 0
+
+  constructor(readonly budget: number) {}
+
+  /** The agent's facts, if kept (they become the most recently used). */
+  get(key: string): ReadFacts | undefined {
+    const k = this.kept.get(key)
+    if (!k) return undefined
+    this.kept.delete(key)
+    this.kept.set(key, k)
+    return k.facts
+  }
+
+  /** Keep `facts` as the agent's last request's; a request too small or too large is not kept. */
+  keep(key: string, facts: ReadFacts): void {
+    this.forget(key)
+    const size = COST_PER_BYTE * facts.bytes.length
+    if (facts.bytes.length < MIN_READ_FACTS_BYTES || size > this.budget) return
+    this.kept.set(key, { facts, size })
+    this.total += size
+    for (const [other, o] of this.kept) {
+      if (this.total <= this.budget) break
+      this.kept.delete(other)
+      this.total -= o.size
+    }
+  }
+
+  forget(key: string): void {
+    const old = this.kept.get(key)
+    if (!old) return
+    this.kept.delete(key)
+    this.total -= old.size
+  }
+
+  /** What is kept, for health: bytes it is counted as, and for how many agents. */
+  get held(): { bytes: number; agents: number } {
+    return { bytes: this.total, agents: this.kept.size }
+  }
+}
