@@ -50,6 +50,7 @@ export async function handleAdmin(
         idle_collection_ms: { server: ms(ctx.idle.lastCollectionMs), commit_worker: ms(workerCollectionMs) },
         malloc_trim_ms: { server: ms(ctx.idle.lastTrimMs), commit_worker: ms(workerTrimMs) },
         previous_cache: ctx.records.previousRecords.held,
+        read_cache: ctx.reads.held,
         commit_backlog: { steps: ctx.backlog.size, limit: ctx.backlog.limit },
         // Workspaces whose commits wait out a disk fault (full, read-only, a ref lock), and since when.
         commit_faults: (await ctx.committer.faults().catch(() => [])).map(({ home: _home, ...f }) => f),
