@@ -56,7 +56,7 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
     // Taken after the wait and numbered at once: an idle agent forgotten meanwhile is made again.
     const agent = ctx.agent(who.workspace, who.agent)
     step = await agent.critical(async (n) => {
-      const held = hold(ctx, request, composed, await ctx.records.previous(agent, n, request.dialect))
+      const held = hold(ctx, request, composed, await ctx.records.previous(agent, n, request.dialect), n)
       return record(ctx, { request, who, route, held }, agent, n)
     })
   } catch (err) {

@@ -161,23 +161,28 @@ export function prefixMoves(
   )
   const strip = (v: Json | undefined): Json | undefined =>
     v === undefined ? undefined : withoutCacheControl(v)
-  const prevMessages = dialect.transcript(prev).map(asBlocks)
-  const curMessages = dialect.transcript(cur).slice(0, prevMessages.length).map(asBlocks)
+  const prevMessages = dialect.transcript(prev)
+  const curMessages = dialect.transcript(cur).slice(0, prevMessages.length)
   // The transcript is named where it lives: its field, at its entries' own indices there.
   const offset = dialect.messages(cur).length - dialect.transcript(cur).length
   const transcriptDifference = (): ReturnType<typeof differenceAt> => {
     for (let i = 0; i < Math.max(prevMessages.length, curMessages.length); i++) {
+      const [a, b] = [prevMessages[i], curMessages[i]]
+      // One value (an entry an incremental read shared with the previous request): no copy to compare.
+      if (a === b) continue
       const at = `${dialect.transcriptField}[${offset + i}]`
-      const d = differenceAt(strip(prevMessages[i]), strip(curMessages[i]), at)
+      const d = differenceAt(strip(a && asBlocks(a)), strip(b && asBlocks(b)), at)
       if (d) return d
     }
     return null
   }
   const headPrefix = c.head?.slice(0, p.head?.length ?? 0)
+  const differs = (a: Json | undefined, b: Json | undefined, at: string): ReturnType<typeof differenceAt> =>
+    a === b ? null : differenceAt(strip(a), strip(b), at)
   const first =
-    differenceAt(strip(p.model), strip(c.model), 'model') ??
-    differenceAt(strip(p.tools), strip(c.tools), 'tools') ??
-    differenceAt(strip(p.system), strip(c.system), 'system') ??
+    differs(p.model, c.model, 'model') ??
+    differs(p.tools, c.tools, 'tools') ??
+    differs(p.system, c.system, 'system') ??
     transcriptDifference()
   const toolsMoved = !sameIgnoringCacheControl(p.tools ?? [], c.tools ?? [])
   return {

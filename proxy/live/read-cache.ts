@@ -10,15 +10,24 @@ import type { ReadFacts } from '../core/incremental'
 /** A parsed JSON text costs about twice its bytes in memory, beside the bytes themselves. */
 const COST_PER_BYTE = 3
 
-/** Below this a request is read whole: its parse costs less than keeping its facts. */
-export const MIN_READ_FACTS_BYTES = 32 * 1024
-
 export class ReadCache {
   /** Map order is use order: the first entry is the least recently used. */
   private readonly kept = new Map<string, { facts: ReadFacts; size: number }>()
   private total = 0
+  /** The step each request was recorded as (its facts may be gone from the cache by then). */
+  private readonly steps = new WeakMap<ReadFacts, number>()
 
   constructor(readonly budget: number) {}
+
+  /** The request these facts are of was recorded as step `n` of its agent. */
+  numbered(facts: ReadFacts, n: number): void {
+    this.steps.set(facts, n)
+  }
+
+  /** The step the request these facts are of was recorded as, once it was. */
+  stepOf(facts: ReadFacts): number | undefined {
+    return this.steps.get(facts)
+  }
 
   /** The agent's facts, if kept (they become the most recently used). */
   get(key: string): ReadFacts | undefined {
@@ -29,11 +38,11 @@ export class ReadCache {
     return k.facts
   }
 
-  /** Keep `facts` as the agent's last request's; a request too small or too large is not kept. */
+  /** Keep `facts` as the agent's last request's; one larger than the whole budget is not kept. */
   keep(key: string, facts: ReadFacts): void {
     this.forget(key)
     const size = COST_PER_BYTE * facts.bytes.length
-    if (facts.bytes.length < MIN_READ_FACTS_BYTES || size > this.budget) return
+    if (size > this.budget) return
     this.kept.set(key, { facts, size })
     this.total += size
     for (const [other, o] of this.kept) {

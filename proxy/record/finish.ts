@@ -17,6 +17,7 @@ import { readEach, readPlaced } from './journal/reader'
 import { type ResponseFile, responseFileFor } from '../core/layout'
 import { answeredMeta, type Answered, headerText } from './meta'
 import { type SpanAsk, type SpanContent, type SpanFacts, spanFacts } from './span'
+import { type Cause, causeOf } from '../core/cache-cause'
 
 /** Where an answer's bytes are: in the journal (as the provider sent them), or here. */
 export type AnswerBytes = { file: string; extents: Extent[] } | { bytes: Buffer }
@@ -81,11 +82,36 @@ export interface Finished {
   span?: SpanFacts
 }
 
+/**
+ * Each agent's last finished meta (by `<ws>\0<agent>`), where its finishes run: the next step's
+ * cause reads it. Steps of an agent finish in order; at most MAX_AGENTS_KEPT, oldest dropped first.
+ */
+const lastFinished = new Map<string, StepMeta>()
+const MAX_AGENTS_KEPT = 1024
+
+/**
+ * The step's cause (core/cache-cause) from the meta finished before it and what moved (the
+ * server's, with the job): undefined when either is missing, or the meta kept is not the step before.
+ */
+function causeFor(job: FinishJob, meta: StepMeta): Cause | undefined {
+  const key = `${meta.workspace}\0${meta.agent}`
+  const prev = lastFinished.get(key)
+  lastFinished.delete(key)
+  lastFinished.set(key, meta)
+  if (lastFinished.size > MAX_AGENTS_KEPT) lastFinished.delete(lastFinished.keys().next().value as string)
+  const n = Number(meta.step)
+  if (n === 1) return causeOf({ meta, first: true }).cause
+  const moves = job.span?.moves
+  if (!moves || !prev || Number(prev.step) !== n - 1) return undefined
+  return causeOf({ meta, previous: { meta: prev, moves } }).cause
+}
+
 /** The span of a finished step, when its job asked for one; its content read only when asked. */
 export function spanOf(job: FinishJob, meta: StepMeta, content?: () => SpanContent): SpanFacts | undefined {
   if (!job.span) return undefined
   const provider = dialectByName(job.dialect).rows.name
-  return spanFacts(meta, provider, job.span, job.span.capture && content ? content() : undefined)
+  const content_ = job.span.capture && content ? content() : undefined
+  return spanFacts(meta, provider, job.span, content_, causeFor(job, meta))
 }
 
 /** The request's body, parsed, for a span that captures content (undefined when it cannot be read). */

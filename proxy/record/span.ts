@@ -10,6 +10,8 @@
 import type { StepMeta } from '../../generated/meta'
 import type { Json, JsonObject } from '../core/json'
 import type { Rebuilt } from '../core/dialect'
+import type { Cause } from '../core/cache-cause'
+import type { PrefixMoves } from '../core/why'
 
 export type AttributeValue = string | number | boolean | string[]
 
@@ -21,6 +23,8 @@ export interface SpanAsk {
   acceptedAt: number
   /** The sampling parameters the request sent (absent: not sent). */
   request: { max_tokens?: number; temperature?: number; top_p?: number; stream: boolean }
+  /** What moved since the step before (stages/hold), when the server could tell cheaply: the cause reads it. */
+  moves?: PrefixMoves
 }
 
 export interface SpanParent {
@@ -148,7 +152,14 @@ function errorType(m: StepMeta): string | null {
 }
 
 /** The span of finished step `m`; `provider`: its row family (`anthropic`, `openai`). */
-export function spanFacts(m: StepMeta, provider: string, ask: SpanAsk, content?: SpanContent): SpanFacts {
+export function spanFacts(
+  m: StepMeta,
+  provider: string,
+  ask: SpanAsk,
+  content?: SpanContent,
+  /** The step's cause (core/cache-cause), when it could be told. */
+  cause?: Cause,
+): SpanFacts {
   const a: Record<string, AttributeValue> = {
     'gen_ai.operation.name': 'chat',
     'gen_ai.provider.name': provider,
@@ -188,6 +199,7 @@ export function spanFacts(m: StepMeta, provider: string, ask: SpanAsk, content?:
   if (m.hold.held.length > 0) a['holdfast.hold.dropped'] = [...m.hold.held]
   put('holdfast.cost_usd', m.cost?.usd)
   put('holdfast.provider_cache.reason', m.provider_cache?.reason)
+  put('holdfast.cause', cause)
   if (ask.capture && content) Object.assign(a, contentAttributes(content, m.stop_reason))
   const started = Number.isFinite(ask.acceptedAt) ? ask.acceptedAt : Date.parse(m.started_at)
   const ended = m.ended_at ? Date.parse(m.ended_at) : started + (m.total_ms ?? 0)

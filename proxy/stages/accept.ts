@@ -10,7 +10,7 @@ import { HoldfastError } from '../core/errors'
 import { sanitizeHeaders } from '../core/headers'
 import type { JsonObject } from '../core/json'
 import { readRequest } from '../core/record'
-import { factsOf, readOnFacts } from '../core/incremental'
+import { factsOf, type ReadFacts, readOnFacts } from '../core/incremental'
 import { MAX_NESTING, scanTopLevel, type ScannedTop } from '../core/splice'
 import type { Dialect } from '../core/dialect'
 import type { RequestFacts } from '../../plugins/runner'
@@ -52,6 +52,10 @@ export interface Accepted {
   readonly top: ScannedTop
   /** What the plugins' view is made from. */
   readonly facts: RequestFacts
+  /** This request's read facts, when the agents' read cache took them (the record numbers them). */
+  readonly read?: ReadFacts
+  /** The facts of the agent's request before, when the cache had them (telemetry's cause reads them). */
+  readonly previousRead?: ReadFacts
 }
 
 /** The request the bytes hold, or a 400 (BAD_JSON, BAD_FIELD) in words that name the problem. */
@@ -85,8 +89,9 @@ export function accept(incoming: Incoming, raw: Buffer, reads?: ReadCache): Acce
   const prev = reads.get(key)
   const read = prev && readOnFacts(prev, raw, incoming.dialect)
   const body = read ?? parseBody(raw, incoming.dialect)
-  reads.keep(key, read ?? factsOf(raw, body.top, body.parsed, incoming.dialect))
-  return accepted(incoming, raw, body)
+  const own = read ?? factsOf(raw, body.top, body.parsed, incoming.dialect)
+  reads.keep(key, own)
+  return { ...accepted(incoming, raw, body), read: own, ...(prev ? { previousRead: prev } : {}) }
 }
 
 /** A request read already (a WebSocket frame's whole conversation, proxy/socket) as accept's value. */

@@ -58,6 +58,7 @@ export function finish(ctx: ServerContext, step: Recorded, f: Forwarded): Promis
     semconv: t.semconv,
     acceptedAt: step.request.acceptedAt,
     request: requestParams(step.held.parsed),
+    ...(step.held.moves ? { moves: step.held.moves } : {}),
   }
   step.settle(commitJob(step, f, ctx.config.prices, ask))
   if (t)

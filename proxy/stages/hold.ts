@@ -7,6 +7,7 @@
  */
 import { hold as applyHold, type HoldVerdict, type PreviousStep, RecordFault } from '../core/hold'
 import { withHistoryClosed } from '../core/history-closure'
+import { type PrefixMoves, prefixMoves } from '../core/why'
 import type { Json, JsonObject } from '../core/json'
 import type { ScannedTop } from '../core/splice'
 import type { Dialect } from '../core/dialect'
@@ -30,6 +31,8 @@ export interface Held {
   injected: string[]
   harnessTools: string[]
   keyingHeaders: Record<string, string>
+  /** What moved since the previous step's request (telemetry on, the previous request's read known). */
+  moves?: PrefixMoves
 }
 
 export function hold(
@@ -37,6 +40,8 @@ export function hold(
   request: Accepted,
   composed: Composition,
   previous: PreviousStep | RecordFault | undefined,
+  /** The step's number (a recorded step), for what moved since the one before. */
+  n?: number,
 ): Held {
   const { dialect } = request
   const keyingHeaders = dialect.keyingHeaders(request.headers)
@@ -68,7 +73,9 @@ export function hold(
       why: `history closure: declared ${closed.names.join(', ')} (called in the transcript, no longer loaded) with its refusal as description`,
     })
   }
+  const moves = n === undefined ? undefined : movesSince(ctx, request, previous, parsed, keyingHeaders, n)
   return {
+    ...(moves ? { moves } : {}),
     bytes: closed?.bytes ?? result.body,
     parsed,
     top: closed || v.applied ? undefined : composed.top,
@@ -79,6 +86,28 @@ export function hold(
     harnessTools: composed.harnessTools,
     keyingHeaders,
   }
+}
+
+/**
+ * What moved since step `n - 1`'s request, for the span's cause (telemetry on): its kept copy (the
+ * fields ahead of the transcript, as sent) with the transcript of its read (compose and the hold
+ * never change the transcript), when that read is of step `n - 1`. Read that way, the transcript's
+ * entries are mostly the same values as this request's, and the comparison passes them by.
+ */
+function movesSince(
+  ctx: ServerContext,
+  request: Accepted,
+  previous: PreviousStep | RecordFault | undefined,
+  parsed: JsonObject,
+  headers: Record<string, string>,
+  n: number,
+): PrefixMoves | undefined {
+  const read = request.previousRead
+  if (!ctx.telemetry || !read || !previous || previous instanceof RecordFault) return undefined
+  if (ctx.reads.stepOf(read) !== n - 1) return undefined
+  const field = request.dialect.transcriptField
+  const sent = { ...previous.parsed, [field]: read.parsed[field] as Json }
+  return prefixMoves(request.dialect, sent, parsed, previous.headers, headers)
 }
 
 /** The previous record a `count_tokens` call holds against; it reads, and never creates, a workspace. */

@@ -85,6 +85,7 @@ export function record(
     requestBytes: held.bytes.length,
     websocket: frame?.meta,
   })
+  if (request.read) ctx.reads.numbered(request.read, n)
   // A body sent as composed comes with its scan: the kept copy needs no scan of its own.
   const entry = ctx.records.writeSend(agent, n, held.bytes, held.parsed, meta, held.top, frame?.bytes)
   let settle!: (job: CommitJob) => void

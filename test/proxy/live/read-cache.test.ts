@@ -1,6 +1,6 @@
 import { readWhole, type ReadFacts } from '../../../proxy/core/incremental'
 import { anthropic } from '../../../proxy/dialects'
-import { MIN_READ_FACTS_BYTES, ReadCache } from '../../../proxy/live/read-cache'
+import { ReadCache } from '../../../proxy/live/read-cache'
 
 const factsOf = (bytes: number): ReadFacts =>
   readWhole(
@@ -22,9 +22,8 @@ test('the cache keeps within its budget, dropping the least recently used agent 
   expect(cache.held.bytes).toBeLessThanOrEqual(cache.budget)
 })
 
-test('a request too small to be worth its facts, or larger than the whole budget, is not kept', () => {
+test('a request larger than the whole budget is not kept', () => {
   const cache = new ReadCache(1_000_000)
-  cache.keep('small', factsOf(MIN_READ_FACTS_BYTES / 2))
   cache.keep('huge', factsOf(2_000_000))
   expect(cache.held).toEqual({ bytes: 0, agents: 0 })
 })

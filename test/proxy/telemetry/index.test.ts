@@ -200,6 +200,30 @@ describe('with a protobuf receiver (the defaults)', () => {
     expect(p.fake.received.at(-1)?.headers.traceparent).toBe(traceparent)
   })
 
+  test("each step's span names its cache cause: first_step, then the system prompt that changed, then no_miss", async () => {
+    const before = r.spans().length
+    const agent = { 'x-holdfast-agent': 'causes' }
+    const tools = [{ name: 'Read', description: 'read a file', input_schema: { type: 'object' } }]
+    const turn = (system: string, n: number) =>
+      anthropicBody({
+        tools,
+        system: [{ type: 'text', text: system.repeat(60) }],
+        messages: Array.from({ length: n }, (_, k) => ({
+          role: k % 2 ? 'assistant' : 'user',
+          content: `turn ${k}`,
+        })),
+      })
+    await postAnthropic(p.url, '/v1/messages', turn('You are terse. ', 1), agent)
+    await postAnthropic(p.url, '/v1/messages', turn('You are brief. ', 3), agent)
+    await postAnthropic(p.url, '/v1/messages', turn('You are brief. ', 5), agent)
+    const spans = (await spansAfter(r, before + 3)).slice(before)
+    expect(spans.map((s) => s.attributes['holdfast.cause'])).toEqual([
+      'first_step',
+      'system_prompt_changed',
+      'no_miss',
+    ])
+  })
+
   test('no prompt or answer text is on a span without capture_content', async () => {
     const everything = JSON.stringify(r.spans(), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))
     expect(everything).not.toContain(SECRET_PROMPT)
