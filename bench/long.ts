@@ -209,7 +209,7 @@ export async function longConversation(
     `| the same once holdfast went quiet (${(after.ms / 1000).toFixed(1)} s) | ${MB(repo8After)} MB | ${f(repo8After / finalMany)}× |`,
     `| journal left, one agent / ${agents} agents | ${MB(journal1)} / ${MB(journal8)} MB | - |`,
     '',
-    `Memory: holdfast's RSS ${f(rssEnd)} MB when the ${agents} agents' last step landed, ${f(rssQuiet)} MB once quiet (${(after.ms / 1000).toFixed(1)} s later); peak so far (VmHWM) ${f(peak)} MB.`,
+    `Memory: holdfast's RSS ${f(rssEnd)} MB when the ${agents} agents' last step landed, ${f(rssQuiet)} MB once quiet (no CPU for 8 s); peak so far (VmHWM) ${f(peak)} MB.`,
     '',
     `Maintenance: holdfast spent ${f(after.cpu)} ms of CPU after the ${agents}-agent run's last commit until quiet, ${f((100 * after.cpu) / hfMany)} % of the steps' own ${f(hfMany)} ms.`,
   ]
