@@ -7,11 +7,13 @@
  * step with the same bytes (one agent), then `agents` such conversations run at once through the
  * bare forwarder and through holdfast. Prints markdown: added p50 over direct and CPU per step
  * (all threads, commits included) early and late, as ratios to the bare forwarder; the repository
- * right after the last commit (no repack) against the final request; the journal left; and the CPU
- * holdfast spends once the steps are done (maintenance) against the steps' own.
+ * right after the last commit (no repack) against the final request; the journal left; the CPU
+ * holdfast spends once the steps are done (maintenance) against the steps' own; and holdfast's RSS
+ * at the end of the agents' run, its peak so far (VmHWM: the process's, whatever ran in it before)
+ * and once it went quiet.
  *
- * `npm run build && node -r ./scripts/register.js bench/long.ts [steps=150] [agents=8]`; `npm run
- * bench` runs it too. Asserts nothing.
+ * `npm run build && node -r ./scripts/register.js bench/long.ts [steps=150] [agents=8]`
+ * (`HOLDFAST_NODE_ARGS`: node flags for holdfast); `npm run bench` runs it too. Asserts nothing.
  */
 import fs from 'node:fs'
 import http from 'node:http'
@@ -25,6 +27,7 @@ import {
   treeCpuMs,
   pct,
   postTimed,
+  rssMb,
   startBare,
   startFake,
   startHoldfast,
@@ -169,6 +172,7 @@ export async function longConversation(
   await run((k) => `${hf.url}/w/long8/a/a${k}/v1/messages`)
   await landed(hf)
   const hfMany = cpuMs(hf.pid) - c0
+  const rssEnd = rssMb(hf.pid)
   const quiet0 = treeCpuMs(hf.pid)
   await new Promise((r) => setTimeout(r, RETIRED_MS))
   const finalMany = convs()
@@ -182,6 +186,7 @@ export async function longConversation(
   const after = await cpuUntilQuiet(hf.pid)
   after.cpu = treeCpuMs(hf.pid) - quiet0
   const repo8After = duBytes(path.join(home, 'workspaces', 'long8', 'repo.git', 'objects'))
+  const [rssQuiet, peak] = [rssMb(hf.pid), rssMb(hf.pid, 'VmHWM')]
   const journal8 = duBytes(path.join(home, 'workspaces', 'long8', 'journal'))
   agent.destroy()
 
@@ -204,6 +209,8 @@ export async function longConversation(
     `| the same once holdfast went quiet (${(after.ms / 1000).toFixed(1)} s) | ${MB(repo8After)} MB | ${f(repo8After / finalMany)}× |`,
     `| journal left, one agent / ${agents} agents | ${MB(journal1)} / ${MB(journal8)} MB | - |`,
     '',
+    `Memory: holdfast's RSS ${f(rssEnd)} MB when the ${agents} agents' last step landed, ${f(rssQuiet)} MB once quiet (no CPU for 8 s); peak so far (VmHWM) ${f(peak)} MB.`,
+    '',
     `Maintenance: holdfast spent ${f(after.cpu)} ms of CPU after the ${agents}-agent run's last commit until quiet, ${f((100 * after.cpu) / hfMany)} % of the steps' own ${f(hfMany)} ms.`,
   ]
 }
@@ -213,11 +220,15 @@ async function main(): Promise<void> {
   const agents = Number(process.argv[3] ?? 8)
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'holdfast-long-'))
   const fake = await startFake()
-  const hf = await startHoldfast(home, {
-    listen: { host: '127.0.0.1', port: 0 },
-    defaults: { workspace: 'long1', agent: 'main' },
-    providers: { anthropic: { dialect: 'anthropic', base_url: fake.url } },
-  })
+  const hf = await startHoldfast(
+    home,
+    {
+      listen: { host: '127.0.0.1', port: 0 },
+      defaults: { workspace: 'long1', agent: 'main' },
+      providers: { anthropic: { dialect: 'anthropic', base_url: fake.url } },
+    },
+    process.env.HOLDFAST_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? [],
+  )
   const bare = await startBare(fake.url)
   try {
     const lines = await longConversation(fake, bare, hf, home, steps, agents)

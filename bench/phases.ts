@@ -3,8 +3,11 @@
  * 10 KB requests over 32 lanes, 100 × 1 MB on one, 200 × 1 MB over 32 (one agent per lane), 10 s
  * idle, the 1 MB × 32 phase again, 10 s idle — and after each prints its RSS, each thread's heap
  * (its health endpoint), how long each thread's last idle collection and malloc trim took, and the RSS by kind of mapping (/proc/<pid>/smaps: V8's 256 KB pages, larger
- * anonymous mappings, malloc's heap, files). `limits` (JSON, optional) is merged into holdfast.yaml's.
- * Run: `node -r ./scripts/register.js bench/phases.ts ['{"previous_cache_bytes":0}']`. Asserts nothing.
+ * anonymous mappings, malloc's heap, files), and at the end the peak (VmHWM). `limits` (JSON,
+ * optional) is merged into holdfast.yaml's. `HOLDFAST_NODE_ARGS` go to holdfast's node; with
+ * `HOLDFAST_SNAPSHOT_DIR=<dir>` and bench/snapshot-preload.ts among them, every thread writes its
+ * heap spaces (and a heap snapshot) there after each phase. Run: `node -r ./scripts/register.js
+ * bench/phases.ts ['{"previous_cache_bytes":0}']`. Asserts nothing.
  */
 import fs from 'node:fs'
 import http from 'node:http'
@@ -64,12 +67,23 @@ function mappings(pid: number): string {
 async function main(): Promise<void> {
   const fake = await startFake()
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-phases-'))
-  const hf = await startHoldfast(home, {
-    listen: { host: '127.0.0.1', port: 0 },
-    providers: { anthropic: { dialect: 'anthropic', base_url: fake.url } },
-    limits,
-  })
+  const nodeArgs = process.env.HOLDFAST_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? []
+  const hf = await startHoldfast(
+    home,
+    {
+      listen: { host: '127.0.0.1', port: 0 },
+      providers: { anthropic: { dialect: 'anthropic', base_url: fake.url } },
+      limits,
+    },
+    nodeArgs,
+  )
+  const snapshots = process.env.HOLDFAST_SNAPSHOT_DIR
+  const t0 = Date.now()
   const show = async (phase: string): Promise<void> => {
+    if (snapshots) {
+      fs.writeFileSync(path.join(snapshots, 'take'), phase)
+      await new Promise((r) => setTimeout(r, 2000))
+    }
     const h = await health<{
       memory_mb: object
       previous_cache?: object
@@ -77,7 +91,7 @@ async function main(): Promise<void> {
       malloc_trim_ms?: object
     }>(hf)
     console.log(
-      `${phase}: RSS ${rssMb(hf.pid).toFixed(1)} MB; heaps ${JSON.stringify(h.memory_mb)}; previous-request cache ${JSON.stringify(h.previous_cache ?? null)}; last idle collection, ms ${JSON.stringify(h.idle_collection_ms ?? null)}, malloc trim ${JSON.stringify(h.malloc_trim_ms ?? null)}\n  by mapping: ${mappings(hf.pid)}`,
+      `${phase} (${((Date.now() - t0) / 1000).toFixed(0)} s): RSS ${rssMb(hf.pid).toFixed(1)} MB; heaps ${JSON.stringify(h.memory_mb)}; previous-request cache ${JSON.stringify(h.previous_cache ?? null)}; last idle collection, ms ${JSON.stringify(h.idle_collection_ms ?? null)}, malloc trim ${JSON.stringify(h.malloc_trim_ms ?? null)}\n  by mapping: ${mappings(hf.pid)}`,
     )
   }
   const idle = (): Promise<void> => new Promise((r) => setTimeout(r, 10_000))
@@ -96,6 +110,7 @@ async function main(): Promise<void> {
     await show('1 MB × 200, 32 lanes again')
     await idle()
     await show('10 s idle')
+    console.log(`peak RSS (VmHWM) ${rssMb(hf.pid, 'VmHWM').toFixed(1)} MB`)
   } finally {
     hf.child.kill()
     fake.child.kill()

@@ -11,6 +11,7 @@ import { CACHE_TTL_MS, LONG_CACHE_TTL_MS } from '../core/hold'
 import type { HoldfastConfig } from '../store/config'
 import { type Committer, WorkerCommitter } from '../record/commit/committer'
 import { Workspace } from '../store/workspace'
+import { dropAllPackBytes } from '../store/git'
 import { hookPreparer } from '../store/hook-install'
 import { ConfigReader } from '../store/config/lineage'
 import type { ToolHosts } from '../tools/hosts'
@@ -101,6 +102,8 @@ export class ServerContext {
     this.reads = new ReadCache(config.limits?.read_cache_bytes ?? 32 * 1024 * 1024)
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200
     this.idle = new IdleCollector(idleCollectMs(config))
+    // The packs read whole for a previous request after a restart or a cache miss (store/git/repo).
+    this.idle.onIdle(dropAllPackBytes)
     this.agentIdleMs = config.limits?.agent_idle_ms ?? AGENT_IDLE_MS
     this.sweeper = setInterval(() => this.forgetIdleAgents(), Math.min(this.agentIdleMs, 60_000))
     this.sweeper.unref()

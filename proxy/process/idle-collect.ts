@@ -43,6 +43,7 @@ export class IdleCollector {
   private dirty = false
   private lastEnd = 0
   private timer: NodeJS.Timeout | undefined
+  private readonly releases: (() => unknown)[] = []
 
   constructor(
     private readonly idleMs: number,
@@ -65,6 +66,14 @@ export class IdleCollector {
     if (this.active === 0 && this.timer === undefined && this.idleMs > 0) this.arm(this.idleMs)
   }
 
+  /**
+   * Let go of something kept for speed at each idle collection, before it (a promise returned is
+   * waited for; a request that began meanwhile puts the collection off to the next idle time).
+   */
+  onIdle(release: () => unknown): void {
+    this.releases.push(release)
+  }
+
   /** Stop the timer (shutdown). */
   stop(): void {
     clearTimeout(this.timer)
@@ -79,13 +88,23 @@ export class IdleCollector {
       const left = this.lastEnd + this.idleMs - Date.now()
       if (left > 0) return this.arm(left)
       this.dirty = false
-      const started = performance.now()
-      this.collect()
-      const collected = performance.now()
-      this.lastCollectionMs = collected - started
-      // After the collection: it frees what the dead buffers and strings held in malloc's heaps.
-      if (this.trim() !== undefined) this.lastTrimMs = performance.now() - collected
+      const waits = this.releases.map((r) => r()).filter((r) => r instanceof Promise)
+      if (waits.length === 0) return this.collectNow()
+      void Promise.allSettled(waits).then(() => {
+        if (this.active === 0) return this.collectNow()
+        // A request came meanwhile: its end arms the next idle time.
+        this.dirty = true
+      })
     }, ms)
     this.timer.unref()
+  }
+
+  private collectNow(): void {
+    const started = performance.now()
+    this.collect()
+    const collected = performance.now()
+    this.lastCollectionMs = collected - started
+    // After the collection: it frees what the dead buffers and strings held in malloc's heaps.
+    if (this.trim() !== undefined) this.lastTrimMs = performance.now() - collected
   }
 }

@@ -12,7 +12,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { IDLE_COLLECT_MS, IdleCollector } from '../../process/idle-collect'
-import { dropPackBytes, maintain, retired } from '../../store/git'
+import { dropAllPackBytes, maintain, retired } from '../../store/git'
 import { isTransientFault } from '../../store/faults'
 import {
   afterBatch,
@@ -58,9 +58,6 @@ const errorReply = (id: number, err: unknown): CommitReply => ({
   id,
   error: { name: (err as Error)?.name ?? 'Error', message: (err as Error)?.message ?? String(err) },
 })
-
-/** Pack files read whole (to find a tree no cache had) kept between batches, over all of them. */
-const PACK_BYTES_KEPT = 64 * 1024 * 1024
 
 /** Wait `ms`, or less when `retry` wakes the queue. */
 function backoff(q: Queue, ms: number): Promise<void> {
@@ -146,7 +143,6 @@ async function drain(q: Queue, reply: Reply): Promise<void> {
       continue
     }
     q.writing = 0
-    await dropPackBytes(q.ws.repo, PACK_BYTES_KEPT)
     const again: typeof batch = []
     let fault: unknown
     for (const j of batch) {
@@ -207,6 +203,8 @@ if (parentPort) {
   // Every request is answered once: from a request to its answer, it is in flight.
   const data = workerData as CommitWorkerData | null
   const idle = new IdleCollector(data?.idleCollectMs ?? IDLE_COLLECT_MS)
+  // The packs read whole to find a tree no cache had (bounded meanwhile: store/git/repo).
+  idle.onIdle(dropAllPackBytes)
   // Answers go together: all those given in one turn (a message's, a batch's) as one message.
   let outbox: CommitReply[] = []
   const flush = (): void => {

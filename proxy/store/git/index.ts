@@ -17,7 +17,7 @@ import { openRepo, writeRepoFile, type Repo, type TreeEntry } from './repo'
 import { assertRefName, casRef, readHeadTarget, readRef, RefConflict } from './refs'
 
 // The face of the git store: code outside store/git imports it from here only (.dependency-cruiser.cjs).
-export { dropPackBytes, Lru, openRepo, type Repo, type TreeEntry } from './repo'
+export { dropAllPackBytes, dropPackBytes, Lru, openRepo, type Repo, type TreeEntry } from './repo'
 export {
   casRef,
   clearStaleLocks,

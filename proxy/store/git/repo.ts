@@ -47,7 +47,19 @@ export interface Repo {
   readonly commitTrees: Lru<string>
   /** Pack indexes listed and gone before they could be read (read as empty: see `readFile`). */
   vanished: number
+  /** The packs isomorphic-git read whole and holds (by index file: their bytes), until dropped. */
+  readonly packsRead: Map<string, number>
+  /** Past this many bytes of them, the others are let go as a pack is read (PACK_BYTES_KEPT). */
+  packBytesKept: number
 }
+
+/**
+ * Bytes of pack files one handle keeps in memory once read (isomorphic-git reads a pack whole to
+ * find one object in it, and keeps it): past it, the others are let go as a pack is read; the
+ * pack just read stays (it is read again soon: a step's trees and blobs are in one pack), and the
+ * idle collection lets go of all of them (`dropAllPackBytes`).
+ */
+export const PACK_BYTES_KEPT = 16 * 1024 * 1024
 
 let tempCounter = 0
 
@@ -128,7 +140,10 @@ function forgetGone(repo: Repo, dir: string, present: ReadonlySet<string>): void
   const indexes = packIndexes(repo)
   if (!indexes) return
   for (const file of indexes.keys())
-    if (file.startsWith(`${dir}/`) && !present.has(file.slice(dir.length + 1))) indexes.delete(file)
+    if (file.startsWith(`${dir}/`) && !present.has(file.slice(dir.length + 1))) {
+      indexes.delete(file)
+      repo.packsRead.delete(file)
+    }
 }
 
 /** A version 2 pack index listing no object (header, fan-out of zeros, two checksums). */
@@ -137,6 +152,19 @@ const EMPTY_INDEX = Buffer.concat([
   Buffer.alloc(1024 + 40),
 ])
 const PACK_INDEX = /^(.*)\/objects\/pack\/pack-[0-9a-f]{40}\.idx$/
+const PACK_FILE = /^(.*)\/objects\/pack\/(pack-[0-9a-f]{40})\.pack$/
+
+/** A pack read whole for isomorphic-git: noted in its handle, and the others let go past PACK_BYTES_KEPT. */
+function packRead(file: string, bytes: number): void {
+  const m = PACK_FILE.exec(file)
+  const repo = m ? handles.get(m[1] as string) : undefined
+  if (!repo) return
+  const index = `${file.slice(0, -'.pack'.length)}.idx`
+  repo.packsRead.set(index, bytes)
+  let held = 0
+  for (const n of repo.packsRead.values()) held += n
+  if (held > repo.packBytesKept) void dropPackBytes(repo, 0, index)
+}
 
 /**
  * `readFile`, but a pack index gone since it was listed (its pack replaced by an extended chain,
@@ -146,7 +174,12 @@ const PACK_INDEX = /^(.*)\/objects\/pack\/pack-[0-9a-f]{40}\.idx$/
  */
 async function readFile(file: string, ...rest: unknown[]): Promise<Buffer | string> {
   try {
-    return await (fsp.readFile as (f: string, ...r: unknown[]) => Promise<Buffer | string>)(file, ...rest)
+    const data = await (fsp.readFile as (f: string, ...r: unknown[]) => Promise<Buffer | string>)(
+      file,
+      ...rest,
+    )
+    if (file.endsWith('.pack')) packRead(file, data.length)
+    return data
   } catch (err) {
     const m = (err as NodeJS.ErrnoException).code === 'ENOENT' ? PACK_INDEX.exec(file) : null
     const repo = m ? handles.get(m[1] as string) : undefined
@@ -193,6 +226,8 @@ export function openRepo(gitdir: string): Repo {
       trees: new Lru(2048),
       commitTrees: new Lru(4096),
       vanished: 0,
+      packsRead: new Map(),
+      packBytesKept: PACK_BYTES_KEPT,
     }
     handles.set(abs, repo)
   }
@@ -202,26 +237,35 @@ export function openRepo(gitdir: string): Repo {
 /** Forget the pack cache of an open handle (after a repack replaced the packs). */
 export function resetPackCache(gitdir: string): void {
   const repo = handles.get(path.resolve(gitdir))
-  if (repo !== undefined) repo.cache = {}
+  if (repo !== undefined) {
+    repo.cache = {}
+    repo.packsRead.clear()
+  }
 }
 
 /**
- * Let go of the pack files isomorphic-git read whole to find an object, once together they pass
- * `keepBytes` (its cache keeps each one for the life of the cache: under load a commit worker read
- * one per missed tree and kept them all). Parsed pack indexes stay; a later read of a dropped pack
- * reads the file again, so the bound is set well above one pack. Resolves with the bytes held before.
+ * Let go of the pack files isomorphic-git read whole to find an object (its cache keeps each one
+ * for the life of the cache), all but `spare`, once together they pass `keepBytes`. Parsed pack
+ * indexes stay; a later read of a dropped pack reads the file again. Resolves with the bytes held
+ * before.
  */
-export async function dropPackBytes(repo: Repo, keepBytes = 0): Promise<number> {
-  const indexes: { pack?: unknown }[] = []
-  for (const p of (packIndexes(repo)?.values() ?? []) as Iterable<Promise<{ pack?: unknown }>>) {
-    const index = await p.catch(() => undefined)
-    if (index && typeof index === 'object' && 'pack' in index) indexes.push(index)
-  }
+export async function dropPackBytes(repo: Repo, keepBytes = 0, spare?: string): Promise<number> {
   let held = 0
-  for (const index of indexes) {
-    const bytes = await Promise.resolve(index.pack).catch(() => null)
-    if (Buffer.isBuffer(bytes)) held += bytes.length
+  for (const n of repo.packsRead.values()) held += n
+  if (held <= keepBytes) return held
+  const indexes = packIndexes(repo)
+  for (const file of [...repo.packsRead.keys()]) {
+    if (file === spare) continue
+    repo.packsRead.delete(file)
+    const index = await indexes?.get(file)?.catch(() => undefined)
+    if (index && typeof index === 'object' && 'pack' in index) (index as { pack: unknown }).pack = null
   }
-  if (held > keepBytes) for (const index of indexes) index.pack = null
+  return held
+}
+
+/** Let go of every pack read whole, in every handle of this thread (the idle collection: nothing is read meanwhile). */
+export async function dropAllPackBytes(): Promise<number> {
+  let held = 0
+  for (const repo of handles.values()) held += await dropPackBytes(repo, 0)
   return held
 }

@@ -137,6 +137,38 @@ describe('IdleCollector', () => {
     expect(never.ran).toEqual([])
     expect([never.idle.lastCollectionMs, never.idle.lastTrimMs]).toEqual([undefined, undefined])
   })
+
+  it('lets go of what onIdle was given before it collects, once per idle period, and not without a step', () => {
+    const { idle, ran } = counting(3000)
+    idle.onIdle(() => ran.push('release'))
+    request(idle, false)
+    jest.advanceTimersByTime(60_000)
+    expect(ran).toEqual([])
+    request(idle)
+    jest.advanceTimersByTime(3000)
+    expect(ran).toEqual(['release', 'collect', 'trim'])
+    jest.advanceTimersByTime(60_000)
+    expect(ran).toEqual(['release', 'collect', 'trim'])
+  })
+
+  it('waits for a release that answers with a promise, and puts the collection off when a request began meanwhile', async () => {
+    const { idle, ran } = counting(3000)
+    let done: () => void = () => undefined
+    idle.onIdle(() => new Promise<void>((r) => (done = r)).then(() => ran.push('released')))
+    request(idle)
+    jest.advanceTimersByTime(3000)
+    expect(ran).toEqual([])
+    idle.begin() // a step arrives while the release is under way
+    done()
+    await Promise.resolve()
+    await jest.advanceTimersByTimeAsync(0)
+    expect(ran).toEqual(['released'])
+    idle.end()
+    await jest.advanceTimersByTimeAsync(3000) // the next idle time: released again, then collected
+    done()
+    await jest.advanceTimersByTimeAsync(0)
+    expect(ran).toEqual(['released', 'released', 'collect', 'trim'])
+  })
 })
 
 describe('fullCollection', () => {

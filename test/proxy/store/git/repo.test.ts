@@ -1,7 +1,8 @@
 /**
  * store/git/repo: the handle on one bare repository. Covers: the LRU forgets the least recently
  * used key (a read refreshes), a handle is cached per resolved path and opening touches no disk,
- * resetPackCache replaces only that handle's cache, writeRepoFile puts a file whole (temp + rename,
+ * resetPackCache replaces only that handle's cache, the pack files read whole are let go past the
+ * handle's bound (all but the one just read) and all of them at idle (dropAllPackBytes), writeRepoFile puts a file whole (temp + rename,
  * nothing left on failure), and isomorphic-git writing through the handle's fs makes loose objects
  * git reads, in fan-out directories that already exist, with no temp file left.
  */
@@ -9,8 +10,15 @@ import fs from 'node:fs'
 import path from 'node:path'
 import * as isogit from 'isomorphic-git'
 import { initRepo } from '../../../../proxy/store/git'
-import { dropPackBytes, Lru, openRepo, resetPackCache, writeRepoFile } from '../../../../proxy/store/git/repo'
-import { git, tempDir, tempLeftovers } from '../git.support'
+import {
+  dropAllPackBytes,
+  dropPackBytes,
+  Lru,
+  openRepo,
+  resetPackCache,
+  writeRepoFile,
+} from '../../../../proxy/store/git/repo'
+import { git, gitBytes, tempDir, tempLeftovers } from '../git.support'
 
 let dir: string
 beforeEach(() => {
@@ -101,6 +109,72 @@ describe('dropPackBytes', () => {
     expect(index!.offsets.has(oid)).toBe(true)
     expect(await read()).toBe('hello\n')
     expect(await cachedIndexes(repo.cache)).toEqual([index])
+  })
+})
+
+describe('the pack bytes a handle keeps', () => {
+  /** A repository of `count` packs, one blob each; the blobs' oids, and the packs' total size. */
+  async function packs(
+    name: string,
+    count: number,
+  ): Promise<{ gitdir: string; oids: string[]; bytes: number }> {
+    const gitdir = path.join(dir, name)
+    await initRepo(gitdir, { files: { 'a.txt': 'root\n' }, message: 'root', branch: 'config/default' })
+    git(gitdir, 'repack', '-a', '-d', '-q')
+    const oids: string[] = []
+    for (let i = 0; i < count; i++) {
+      const file = path.join(dir, `${name}-${i}.txt`)
+      fs.writeFileSync(file, `blob ${i} ${'x'.repeat(2000 + i)}\n`)
+      const oid = git(gitdir, 'hash-object', '-w', file).trim()
+      oids.push(oid)
+      // The loose blob into a pack of its own.
+      gitBytes(gitdir, ['pack-objects', '-q', 'objects/pack/pack'], `${oid}\n`)
+      fs.rmSync(path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2)))
+    }
+    const packDir = path.join(gitdir, 'objects', 'pack')
+    const bytes = fs
+      .readdirSync(packDir)
+      .filter((f) => f.endsWith('.pack'))
+      .reduce((n, f) => n + fs.statSync(path.join(packDir, f)).size, 0)
+    return { gitdir, oids, bytes }
+  }
+  const readAll = async (gitdir: string, oids: string[]): Promise<void> => {
+    const repo = openRepo(gitdir)
+    for (const oid of oids) await isogit.readBlob({ fs: repo.fs, gitdir, cache: repo.cache, oid })
+  }
+  const held = (gitdir: string): number => [...openRepo(gitdir).packsRead.values()].reduce((a, b) => a + b, 0)
+
+  it('lets go of the others once the packs read pass the bound, keeping the pack just read, and a later read still works', async () => {
+    const { gitdir, oids } = await packs('bound.git', 3)
+    const repo = openRepo(gitdir)
+    repo.packBytesKept = 1 // every pack is over it
+    await readAll(gitdir, oids)
+    await new Promise((r) => setImmediate(r)) // the drop awaits the parsed indexes
+    expect(repo.packsRead.size).toBe(1)
+    const last = oids[oids.length - 1] as string
+    const kept = [...repo.packsRead.keys()][0] as string
+    const index = (await (
+      [
+        ...Object.getOwnPropertySymbols(repo.cache).map((s) => (repo.cache as Record<symbol, unknown>)[s]),
+      ].find((m) => m instanceof Map) as Map<string, Promise<{ offsets: Map<string, number> }>>
+    ).get(kept)) as { offsets: Map<string, number> }
+    expect(index.offsets.has(last)).toBe(true)
+    await readAll(gitdir, oids) // the dropped packs are read again from the disk
+    expect(repo.packsRead.size).toBeGreaterThanOrEqual(1)
+  })
+
+  it('keeps every pack read while under the bound, and dropAllPackBytes lets go of all of them, in every handle', async () => {
+    const a = await packs('a.git', 2)
+    const b = await packs('b.git', 1)
+    await readAll(a.gitdir, a.oids)
+    await readAll(b.gitdir, b.oids)
+    expect(openRepo(a.gitdir).packsRead.size).toBe(2)
+    const before = held(a.gitdir) + held(b.gitdir)
+    expect(before).toBeGreaterThan(0)
+    expect(await dropAllPackBytes()).toBeGreaterThanOrEqual(before)
+    expect(held(a.gitdir) + held(b.gitdir)).toBe(0)
+    await readAll(a.gitdir, a.oids)
+    expect(openRepo(a.gitdir).packsRead.size).toBe(2)
   })
 })
 
