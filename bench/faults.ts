@@ -167,13 +167,17 @@ const tally = (): Tally => ({
 })
 
 /** The committed requests of each agent: number → request text. */
-function branches(repo: string, agents = AGENTS): Map<string, Map<string, string>> {
+function branches(
+  repo: string,
+  agents = AGENTS,
+  refOf = (agent: string) => `agents/${agent}`,
+): Map<string, Map<string, string>> {
   const out = new Map<string, Map<string, string>>()
   for (const agent of agents) {
     const steps = new Map<string, string>()
     let names: string[] = []
     try {
-      names = sh('git', ['-C', repo, 'ls-tree', '--name-only', `agents/${agent}`, `steps/${agent}/`])
+      names = sh('git', ['-C', repo, 'ls-tree', '--name-only', refOf(agent), `steps/${agent}/`])
         .trim()
         .split('\n')
         .filter(Boolean)
@@ -181,7 +185,7 @@ function branches(repo: string, agents = AGENTS): Map<string, Map<string, string
       // no branch yet
     }
     for (const dir of names)
-      steps.set(path.basename(dir), sh('git', ['-C', repo, 'show', `agents/${agent}:${dir}/request.json`]))
+      steps.set(path.basename(dir), sh('git', ['-C', repo, 'show', `${refOf(agent)}:${dir}/request.json`]))
     out.set(agent, steps)
   }
   return out
@@ -648,14 +652,15 @@ function keptAnswers(
       outcome?: string
       response_file?: string | null
     }
-    if (mark === watch) said = `${n} ${meta.outcome}, response_file ${meta.response_file}`
-    if (meta.outcome === 'interrupted' || !meta.response_file) {
+    const kept = meta.response_file
+      ? execFileSync('git', ['-C', repo, 'show', `${dir}/${meta.response_file}`], { maxBuffer: 1 << 28 })
+      : undefined
+    if (mark === watch)
+      said = `${n} ${meta.outcome}, response_file ${meta.response_file}${kept ? ` (${kept.length} of the ${answer.length} bytes the client read)` : ''}`
+    if (meta.outcome === 'interrupted' || !kept) {
       t.lost++
       continue
     }
-    const kept = execFileSync('git', ['-C', repo, 'show', `${dir}/${meta.response_file}`], {
-      maxBuffer: 1 << 28,
-    })
     if (!kept.equals(answer)) {
       t.corrupted++
       t.notes.push(
@@ -1040,10 +1045,17 @@ async function powercutRemote(fake: FakeUpstream, tries: number): Promise<Tally>
           )
         }
         t.acked += acked.size
-        const lostBefore = t.lost
         check(t, repo, acked, fake)
-        if (t.lost > lostBefore)
-          t.notes.push(`try ${i}: ${t.lost - lostBefore} acknowledged steps missing from the local branches`)
+        const local = [...branches(repo).values()].flatMap((m) => [...m.values()])
+        const remote = [
+          ...branches(bare, AGENTS, (a) => remoteRefs(bare, a).main ?? 'refs/none').values(),
+        ].flatMap((m) => [...m.values()])
+        const has = (requests: string[], mark: string) => requests.some((r) => r.includes(`"${mark} `))
+        const missing = [...acked].filter((m) => !has(local, m))
+        if (missing.length)
+          t.notes.push(
+            `try ${i}: ${missing.length} acknowledged steps missing from the local branches, ${missing.filter((m) => has(remote, m)).length} of them on the remote`,
+          )
         compareRemote(t, repo, bare, `try ${i}`)
       } finally {
         unmount(mnt)
@@ -1105,7 +1117,7 @@ async function main(): Promise<void> {
     rows.push(['S2: power cut, fsync off, with a remote', await powercutRemote(fake, tries)])
   const commit = (() => {
     try {
-      return sh('git', ['-C', BUILD, 'rev-parse', '--short', 'HEAD']).trim()
+      return sh('git', ['-C', BUILD, 'describe', '--always', '--dirty']).trim()
     } catch {
       return 'unknown'
     }
