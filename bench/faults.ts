@@ -781,6 +781,14 @@ function freezer(): Freezer | undefined {
       ? fs.readFileSync(file('freezer.state'), 'utf8').trim() === 'FROZEN'
       : /^frozen 1$/m.test(fs.readFileSync(file('cgroup.events'), 'utf8'))
   const pids = () => fs.readFileSync(file('cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number)
+  // After the serves' own exit handler has sent SIGKILL: thawed, they take it.
+  process.on('exit', () => {
+    try {
+      set(false)
+    } catch {
+      // removed already
+    }
+  })
   return {
     add: (pid) => fs.writeFileSync(file('cgroup.procs'), String(pid)),
     freeze: async () => {
@@ -832,23 +840,27 @@ async function cut(
 ): Promise<void> {
   if (!group) s.child.kill('SIGSTOP')
   else if (!(await group.freeze())) t.notes.push(`${label}: the freezer did not freeze within 10 s`)
-  let seen = deviceWrites(image)
-  for (let k = 0; k < 50; k++) {
-    await sleep(200)
-    const now = deviceWrites(image)
-    if (now === seen && now.endsWith(' 0')) break
-    seen = now
-  }
-  for (let k = 0; ; k++) {
-    const before = deviceWrites(image)
-    sh('cp', ['--sparse=always', image, copy])
-    if (deviceWrites(image) === before) break
-    if (k >= 4) {
-      t.notes.push(`${label}: the device took writes during each of 5 copies; the last one is used`)
-      break
+  try {
+    let seen = deviceWrites(image)
+    for (let k = 0; k < 50; k++) {
+      await sleep(200)
+      const now = deviceWrites(image)
+      if (now === seen && now.endsWith(' 0')) break
+      seen = now
     }
+    for (let k = 0; ; k++) {
+      const before = deviceWrites(image)
+      sh('cp', ['--sparse=always', image, copy])
+      if (deviceWrites(image) === before) break
+      if (k >= 4) {
+        t.notes.push(`${label}: the device took writes during each of 5 copies; the last one is used`)
+        break
+      }
+    }
+  } finally {
+    // A frozen process takes SIGKILL only once thawed: killAll does both.
+    if (group) group.killAll()
   }
-  if (group) group.killAll()
   await stop(s)
 }
 
