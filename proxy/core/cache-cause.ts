@@ -191,7 +191,9 @@ export function causeOf(input: CauseInput): CauseReport {
   // holdfast's own act refines the provider's word for the same part.
   const refines =
     (own === 'injected' && said === 'tools_changed') ||
-    (own === 'proxy_rewrite' && said !== 'messages_rewritten')
+    (own === 'proxy_rewrite' && said !== 'messages_rewritten') ||
+    // Responses' input_changed covers the instructions too: holdfast's diff names which.
+    (own === 'system_prompt_changed' && provider?.reason === 'input_changed')
   const cause = refines ? own : said
   return done(cause, own, missed, !refines && own !== said)
 }
