@@ -285,19 +285,33 @@ export function describeScenarios(pkg: ClaudePackage): void {
           cause: string
           own_cause: string
           disagree: boolean
-          provider: { said: string; reason: string | null; missed_input_tokens: number | null } | null
+          provider: {
+            said: string
+            reason: string | null
+            missed_input_tokens: number | null
+            compared_with: string | null
+            previous_answer?: string
+            other_said?: string
+          } | null
         }
         expect([...CLIENT_CAUSES, ...PROXY_CAUSES]).toContain(w.cause)
         // diagnostics: add asks on every step; a held step's prefix is the one the provider compared.
         expect(w.provider).not.toBeNull()
-        if (w.cause === 'held') expect(w.provider?.said).toBe('no_miss')
+        // Compared with the previous step, the provider finds no divergence in a held prefix.
+        if (w.cause === 'held') expect(w.provider?.said).not.toBe('reason')
+        const word = (said: string | undefined): string =>
+          said === 'reason'
+            ? `\`${w.provider?.reason}\``
+            : said === 'no_miss'
+              ? 'no divergence (`null`)'
+              : `${said}`
         const said = !w.provider
           ? 'not asked'
-          : w.provider.said === 'reason'
-            ? `\`${w.provider.reason}\``
-            : w.provider.said === 'no_miss'
-              ? 'no divergence (`null`)'
-              : w.provider.said
+          : w.provider.said === 'other'
+            ? `${word(w.provider.other_said)}, against ${w.provider.compared_with} (not the previous step's ${w.provider.previous_answer})`
+            : w.provider.said === 'not_compared'
+              ? 'not compared (`previous_message_id: null`)'
+              : word(w.provider.said)
         const own = w.disagree ? ` (its diff: \`${w.own_cause}\`)` : ''
         table.push(
           `| ${r.step} | ${said} | ${w.provider?.missed_input_tokens ?? '-'} | \`${w.cause}\`${own} |`,
