@@ -7,6 +7,7 @@
  * attempt's first step is `fork`.
  */
 import type { StepMeta } from '../../../generated/meta'
+import type { JsonObject } from '../../../proxy/core/json'
 import { readStepFile, readStepMeta, readStepRequest } from '../../../proxy/record/read'
 import { REQUEST_FILE } from '../../../proxy/core/layout'
 import { whyOf } from '../../../proxy/report/why'
@@ -16,7 +17,7 @@ import { mainStep, sendStep } from '../../support/view-demo'
 let p: Proxy
 let prev: StepMeta
 let cur: StepMeta
-let curBody: Record<string, unknown>
+let curBody: JsonObject
 let prevBytes: Buffer
 
 beforeAll(async () => {
