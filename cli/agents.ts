@@ -1,7 +1,8 @@
 /**
  * `holdfast agents <ws>`: every agent of a workspace with steps, its parent when it is a split of
  * another (the claude-code plugin's `.sub-<id>`, `.aux`, `.s-<id>`), first and last step time,
- * models, token and dollar totals, and what the hold saved (proxy/core/saving-words). The rows are
+ * models, token and dollar totals, what the hold saved (proxy/core/saving-words), and, where an
+ * agent was kept warm, its pings, what they cost and what they saved. The rows are
  * proxy/report/agents (the view's pages show the same); this prints them, in 100 columns unless
  * `--wide`.
  */
@@ -10,7 +11,7 @@ import { resolveHome } from '../proxy/store/home'
 import { agentRows as rowsOf, type AgentRow } from '../proxy/report/agents'
 import { readPushState } from '../proxy/remote/state'
 import { asCliError } from './lookup'
-import { HOLD_SAVED, WRITES_AVOIDED } from '../proxy/core/saving-words'
+import { HOLD_SAVED, PINGS, PINGS_COST, WARM_SAVED, WRITES_AVOIDED } from '../proxy/core/saving-words'
 import { fmtInt, fmtUsd, printJson, table } from './output'
 
 export { splitOf, type AgentRow } from '../proxy/report/agents'
@@ -74,6 +75,20 @@ export function registerAgents(program: Command): void {
         ['held', (r) => r.held_steps],
         [WRITES_AVOIDED, (r) => fmtInt(r.writes_avoided_tokens)],
         [HOLD_SAVED, (r) => fmtUsd(r.saved_usd)],
+        // Keep-warm, only where an agent was pinged: on the agent the pings kept warm.
+        ...(rows.some((r) => r.keep_warm)
+          ? ([
+              [PINGS, (r: AgentRow) => r.keep_warm?.pings ?? null],
+              [PINGS_COST, (r: AgentRow) => (r.keep_warm ? fmtUsd(r.keep_warm.cost_usd) : null)],
+              [
+                WARM_SAVED,
+                (r: AgentRow) =>
+                  r.keep_warm
+                    ? `${fmtUsd(r.keep_warm.saved_usd)}${r.keep_warm.unpriced_savings > 0 ? ` + ${r.keep_warm.unpriced_savings} unknown` : ''}`
+                    : null,
+              ],
+            ] as const)
+          : []),
       ]
       const columns = opts.wide ? all : all.filter((c) => c[2] !== 'wide')
       process.stdout.write(

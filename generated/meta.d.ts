@@ -39,7 +39,7 @@ export interface StepMeta {
    */
   prompt_cache_key?: string
   /**
-   * The client's request headers, sanitized: no auth header, no x-holdfast-*.
+   * The client's request headers, sanitized: no auth header, no x-holdfast-* (but x-holdfast-keep-warm on holdfast's own keep-warm ping: the step it keeps warm).
    */
   request_headers: {
     [k: string]: string

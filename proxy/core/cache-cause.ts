@@ -43,7 +43,17 @@ export interface ProviderSaid {
   /** The provider's word verbatim (anthropic cache_miss_reason.type, responses its reason). */
   reason: string | null
   missed_input_tokens: number | null
-  said: 'reason' | 'no_miss' | 'pending' | 'nothing'
+  /**
+   * `not_compared`: the request named no earlier answer (anthropic `previous_message_id: null`), so
+   * the provider's null is no comparison; `other`: it compared with another answer than the
+   * previous step's (its word is quoted, not taken as the cause).
+   */
+  said: 'reason' | 'no_miss' | 'pending' | 'nothing' | 'not_compared' | 'other'
+  /** The answer id the request named; with `other`, the previous step's is `previous_answer`. */
+  compared_with: string | null
+  previous_answer?: string
+  /** What the provider said when it compared with another answer (`other`). */
+  other_said?: 'reason' | 'no_miss' | 'pending' | 'nothing'
 }
 
 export interface CauseReport {
@@ -129,17 +139,28 @@ function ownCause(meta: StepMeta, prev: StepMeta, moves: PrefixMoves): Cause {
   return 'likely_server_side'
 }
 
+/** What the provider said, as compared with what holdfast's diff compares (the previous step). */
+function providerSaid(
+  pc: NonNullable<StepMeta['provider_cache']>,
+  previousAnswer: string | null | undefined,
+): ProviderSaid {
+  const said = pc.said ?? 'nothing'
+  const compared = pc.compared_with ?? null
+  const word = {
+    reason: pc.reason ?? null,
+    missed_input_tokens: pc.missed_input_tokens ?? null,
+    compared_with: compared,
+  }
+  if (compared === null && said !== 'reason') return { ...word, said: 'not_compared' }
+  if (compared !== null && previousAnswer && compared !== previousAnswer)
+    return { ...word, said: 'other', previous_answer: previousAnswer, other_said: said }
+  return { ...word, said }
+}
+
 export function causeOf(input: CauseInput): CauseReport {
   const { meta, previous } = input
   const pc = meta.provider_cache
-  const provider: ProviderSaid | null =
-    pc && pc.asked
-      ? {
-          reason: pc.reason ?? null,
-          missed_input_tokens: pc.missed_input_tokens ?? null,
-          said: pc.said ?? 'nothing',
-        }
-      : null
+  const provider = pc && pc.asked ? providerSaid(pc, previous?.meta.answer_id) : null
   const done = (
     cause: Cause,
     own: Cause = cause,
@@ -170,7 +191,9 @@ export function causeOf(input: CauseInput): CauseReport {
   // holdfast's own act refines the provider's word for the same part.
   const refines =
     (own === 'injected' && said === 'tools_changed') ||
-    (own === 'proxy_rewrite' && said !== 'messages_rewritten')
+    (own === 'proxy_rewrite' && said !== 'messages_rewritten') ||
+    // Responses' input_changed covers the instructions too: holdfast's diff names which.
+    (own === 'system_prompt_changed' && provider?.reason === 'input_changed')
   const cause = refines ? own : said
   return done(cause, own, missed, !refines && own !== said)
 }
@@ -198,22 +221,37 @@ export const CAUSE_WORDS: Readonly<Record<Cause, string>> = {
 export function causeLines(r: CauseReport): string[] {
   const lines = [`cause: ${r.cause}: ${CAUSE_WORDS[r.cause]}`]
   const p = r.provider
+  const word = (said: ProviderSaid['said'] | undefined): string =>
+    said === 'reason'
+      ? `${p?.reason ?? '(no type)'}${p?.missed_input_tokens != null ? `, ${p.missed_input_tokens} input tokens missed` : ''}`
+      : said === 'no_miss'
+        ? 'no divergence'
+        : said === 'pending'
+          ? 'its comparison had not finished (cache_miss_reason null)'
+          : 'nothing'
   if (p) {
-    if (p.said === 'reason')
-      lines.push(
-        `the provider said: ${p.reason ?? '(no type)'}${p.missed_input_tokens !== null ? `, ${p.missed_input_tokens} input tokens missed` : ''}`,
-      )
+    if (p.said === 'reason') lines.push(`the provider said: ${word('reason')}`)
     else if (p.said === 'no_miss')
       lines.push('the provider said: no divergence from the step it compared with')
     else if (p.said === 'pending')
       lines.push('the provider said: its comparison had not finished (cache_miss_reason null)')
+    else if (p.said === 'not_compared')
+      lines.push(
+        'the request named no earlier answer (previous_message_id null): the provider compared nothing',
+      )
+    else if (p.said === 'other')
+      lines.push(
+        `the provider compared with ${p.compared_with}, not the previous step's answer ${p.previous_answer}, and said: ${word(p.other_said)} (quoted, not the cause)`,
+      )
     else lines.push('the provider said nothing about its cache on this step')
   }
   if (r.cause === 'held' && p) {
     lines.push(
-      p.said === 'no_miss' || r.missed === false
+      p.said === 'no_miss' || (r.missed === false && p.said !== 'not_compared' && p.said !== 'other')
         ? 'the provider confirmed the held prefix'
-        : 'the provider did not confirm the held prefix',
+        : p.said === 'not_compared' || p.said === 'other'
+          ? 'the provider was not asked about the held prefix (no comparison with the previous step)'
+          : 'the provider did not confirm the held prefix',
     )
   }
   if (r.disagree)

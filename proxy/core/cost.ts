@@ -155,3 +155,35 @@ function costOf(
     price_source: LIBRARY,
   }
 }
+
+/**
+ * What `tokens` read from the cache saved against writing them again, at `model`'s price from the
+ * table that priced the step (`source`: its cost's price_source; holdfast.yaml, else the library):
+ * the write price (the 1 hour one when `long`) less the read price. Null when that table knows no
+ * price for the model (never $0).
+ */
+export function readInsteadOfWriteUsd(
+  model: string | null | undefined,
+  tokens: number,
+  long: boolean,
+  source: string | undefined,
+  overrides: Readonly<Record<string, Price>> = {},
+  provider?: string,
+): number | null {
+  if (!model) return null
+  if (tokens === 0) return 0
+  const none: Usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 }
+  const written: Usage = {
+    ...none,
+    cache_write_tokens: tokens,
+    ...(long ? { cache_write_1h_tokens: tokens } : {}),
+  }
+  const read: Usage = { ...none, cache_read_tokens: tokens }
+  if (source === 'holdfast.yaml') {
+    const own = priceFor(model, overrides)
+    return own ? round(byOverride(own.price, written) - byOverride(own.price, read)) : null
+  }
+  const w = byLibrary(model, written, provider)
+  const r = byLibrary(model, read, provider)
+  return w && r ? round(Math.max(0, w.usd - r.usd)) : null
+}

@@ -1,12 +1,16 @@
 /**
  * Request headers as holdfast keeps them: in meta.json, in logs and in the plugin's view of an
- * exchange. Invariant: no auth or secret-looking header and no `x-holdfast-*` header survives, nor
- * the repository URLs in Codex's turn metadata; repeated values are joined with ", ". No headers:
- * an empty object.
+ * exchange. Invariant: no auth or secret-looking header and no `x-holdfast-*` header survives (but
+ * `x-holdfast-keep-warm`, which holdfast's own keep-warm ping sets to say what it is), nor the
+ * repository URLs in Codex's turn metadata; repeated values are joined with ", ". No headers: an
+ * empty object. (What goes upstream carries no `x-holdfast-*` header at all: http/upstream.)
  */
 import type { IncomingHttpHeaders } from 'node:http'
 
 const SECRET_HEADER = /auth|key|token|secret|cookie|password|credential/i
+
+/** On a keep-warm ping (live/keep-warm-ping): the step of the agent it keeps warm (`003`); recorded. */
+export const KEEP_WARM_HEADER = 'x-holdfast-keep-warm'
 
 /** Query parameter names that carry credentials (`?key=`, `?api_key=`, `?access_token=`, `?sig=`, …). */
 const SECRET_PARAM =
@@ -67,11 +71,12 @@ const REDUCED: Readonly<Record<string, (value: string) => string | undefined>> =
   'x-codex-turn-metadata': codexTurnMetadata,
 }
 
-/** Request headers as recorded: no auth or secret-looking header, no x-holdfast-*, no repository URL. */
+/** Request headers as recorded: no auth or secret-looking header, no x-holdfast-* (but the ping's), no repository URL. */
 export function sanitizeHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || name.startsWith('x-holdfast-') || SECRET_HEADER.test(name)) continue
+    if (value === undefined || SECRET_HEADER.test(name)) continue
+    if (name.startsWith('x-holdfast-') && name !== KEEP_WARM_HEADER) continue
     const joined = Array.isArray(value) ? value.join(', ') : value
     const reduce = REDUCED[name]
     const kept = reduce ? reduce(joined) : joined

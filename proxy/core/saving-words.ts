@@ -3,7 +3,9 @@
  * reports (`agents`, `steps`, `why`), the status line, the web view and its export. Invariant: a
  * saving is named the same everywhere: the dollars are "hold saved", the tokens are "cache writes
  * the hold avoided" ("writes avoided" in a column); a hold reason reads in words, its code kept
- * for `--json` and a tooltip; counts take the right plural.
+ * for `--json` and a tooltip; counts take the right plural. Keep-warm pings are named apart from the
+ * hold: their cost is "pings cost", what they saved "warm saved" (the next step's cache reads that
+ * would have been writes: "cache writes the pings avoided").
  */
 import type { HoldReason } from './hold'
 
@@ -13,6 +15,11 @@ export const HOLD_SAVED = 'hold saved'
 export const WRITES_AVOIDED = 'writes avoided'
 /** The same, in a sentence. */
 export const WRITES_AVOIDED_LONG = 'cache writes the hold avoided'
+
+/** Keep-warm: the pings sent (a column's label), what they cost, what they saved. */
+export const PINGS = 'pings'
+export const PINGS_COST = 'pings cost'
+export const WARM_SAVED = 'warm saved'
 
 /** Dollars as every report shows them: 4 decimals under a cent, else 2; `-` when unknown. */
 export function fmtUsd(n: number | null | undefined): string {
@@ -31,6 +38,20 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 /** What a held step saved, in one sentence: `hold saved $0.0123 (3,087 cache writes the hold avoided)`. */
 export function savedSentence(avoidedTokens: number, usd: number | null | undefined): string {
   return `${HOLD_SAVED} ${fmtUsd(usd ?? 0)} (${avoidedTokens.toLocaleString('en-US')} ${WRITES_AVOIDED_LONG})`
+}
+
+/**
+ * What an agent's keep-warm pings did, in one sentence: `keep-warm: 2 pings cost $0.0012, warm
+ * saved $0.0300 (12,288 cache writes the pings avoided)`; a saving no table priced is `unknown`.
+ */
+export function warmSentence(
+  pings: number,
+  costUsd: number,
+  savedTokens: number,
+  savedUsd: number | null,
+): string {
+  const saved = savedUsd === null ? 'unknown' : fmtUsd(savedUsd)
+  return `keep-warm: ${plural(pings, 'ping')} cost ${fmtUsd(costUsd)}, ${WARM_SAVED} ${saved} (${savedTokens.toLocaleString('en-US')} cache writes the pings avoided)`
 }
 
 /** The hold's reason codes in words a user reads (the code stays in `--json` and a tooltip). */

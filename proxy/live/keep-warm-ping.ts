@@ -2,11 +2,14 @@
  * A keep-warm ping (proxy/live/keep-warm.ts), sent by the serve to itself: the agent's last
  * request as it went upstream (its bytes, with `max_tokens: 1` and `stream: false` spliced in),
  * on the agent's `.aux` sibling, with the version and cache-keying headers it was sent with and
- * the home's token, so the pipeline records it as a step with its cost. Invariant: the prefix
+ * the home's token, so the pipeline records it as a step with its cost, and `x-holdfast-keep-warm:
+ * <NNN>` (recorded, never sent upstream) so the reports know it for a ping. Invariant: the prefix
  * bytes are the recorded ones (nothing re-serialized), and only a row that adds its own key
  * (`api_key_env`) is pinged: the client's key was never recorded.
  */
+import { KEEP_WARM_HEADER } from '../core/headers'
 import { REQUEST_FILE } from '../core/layout'
+import { formatStep } from '../core/naming'
 import { applyEdits, jsonBytes, scanTopLevel } from '../core/splice'
 import { readStepFile, readStepMeta } from '../record/read'
 import type { ServerContext } from './context'
@@ -43,6 +46,7 @@ export function pingSender(
     for (const [name, value] of Object.entries({ ...meta.request_headers, ...meta.cache_keying_headers }))
       if (/^anthropic-(version|beta)$/.test(name) && typeof value === 'string') headers[name] = value
     if (meta.route.role) headers['x-holdfast-role'] = meta.route.role
+    headers[KEEP_WARM_HEADER] = formatStep(w.n)
     if (token) headers['x-holdfast-token'] = token
     const path = `/w/${encodeURIComponent(w.ws)}/a/${encodeURIComponent(auxOf(w.agent))}${meta.endpoint}`
     const res = await fetch(`${url}${path}`, { method: 'POST', headers, body })

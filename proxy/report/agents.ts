@@ -1,12 +1,13 @@
 /**
  * The agents of a workspace as rows (`holdfast agents`, the view's workspace and agents pages):
  * a split's parent and kind, first and last step, models, token and dollar totals, what the hold
- * saved, how far each was pushed to the remote, and teammates' agents fetched from it; and an
+ * saved, what its keep-warm pings cost and saved (report/pings: counted on the agent they kept
+ * warm; the `.aux` row's cost has them too), how far each was pushed to the remote, and teammates' agents fetched from it; and an
  * attempt's notch; a workspace's row as the sums of its agents' (the view's workspaces page). Read from git, the journal and `remote/push.json`; no server needed. Invariant: an
  * agent's totals are the sums of its step rows (report/steps), so both pages say the same.
  */
 import { dispatchOf } from '../attempts/cohort'
-import { formatStep } from '../core/naming'
+import { fitName, formatStep } from '../core/naming'
 import { readCommitInfo, readRef } from '../store/git'
 import { stepOfSubject } from '../core/layout'
 import { listWorkspaces, Workspace } from '../store/workspace'
@@ -14,6 +15,7 @@ import { readPushState } from '../remote/state'
 import { TeammateWorkspace, teammates, thisMachine } from '../remote/teammates'
 import { agentsOf, existingWorkspace } from './lookup'
 import { type StepRecord, stepRecords } from './steps'
+import { keepWarmOf, keepWarmTotals, type KeepWarmTotals, priceBook, type PriceBook } from './pings'
 
 export interface AgentRow {
   agent: string
@@ -41,6 +43,8 @@ export interface AgentRow {
   /** Cache writes the hold avoided: the held steps' cache reads (they would have been writes). */
   writes_avoided_tokens: number
   saved_usd: number
+  /** Its keep-warm pings (recorded on its `.aux` sibling): what they cost and saved; absent when none. */
+  keep_warm?: KeepWarmTotals
 }
 
 const SPLIT = /^(.+)\.(sub-[^.]+|aux|s-[^.]+)$/
@@ -103,11 +107,31 @@ export function agentRow(agent: string, records: readonly StepRecord[]): AgentRo
   return row
 }
 
+/** The rows of `agents` from their records, each with the keep-warm pings its `.aux` sibling holds. */
+export function agentRowsOf(
+  records: ReadonlyMap<string, readonly StepRecord[]>,
+  book: PriceBook,
+): AgentRow[] {
+  const rows: AgentRow[] = []
+  for (const [agent, own] of records) {
+    const row = agentRow(agent, own)
+    const aux = records.get(fitName(`${agent}.aux`))
+    const warm = aux ? keepWarmTotals(keepWarmOf(own, aux, book).values()) : undefined
+    if (warm) row.keep_warm = warm
+    if (row.steps > 0) rows.push(row)
+  }
+  return rows
+}
+
+async function recordsOf(ws: Workspace, agents: readonly string[]): Promise<Map<string, StepRecord[]>> {
+  const out = new Map<string, StepRecord[]>()
+  for (const agent of agents) out.set(agent, await stepRecords(ws, agent))
+  return out
+}
+
 /** Every agent of the workspace that has steps, sorted by name. */
 export async function workspaceAgentRows(ws: Workspace): Promise<AgentRow[]> {
-  const rows: AgentRow[] = []
-  for (const agent of await agentsOf(ws)) rows.push(agentRow(agent, await stepRecords(ws, agent)))
-  return rows.filter((r) => r.steps > 0)
+  return agentRowsOf(await recordsOf(ws, await agentsOf(ws)), priceBook(ws.home))
 }
 
 /**
@@ -123,10 +147,8 @@ export async function agentRows(home: string, wsName: string): Promise<AgentRow[
   }))
   for (const [machine, agents] of await teammates(ws, thisMachine(home))) {
     const view = new TeammateWorkspace(home, ws.name, machine)
-    for (const agent of agents) {
-      const row = { ...agentRow(agent, await stepRecords(view, agent)), machine }
-      if (row.steps > 0) rows.push(row)
-    }
+    for (const row of agentRowsOf(await recordsOf(view, agents), priceBook(home)))
+      rows.push({ ...row, machine })
   }
   return rows
 }

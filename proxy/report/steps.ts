@@ -1,12 +1,13 @@
 /**
  * An agent's steps as rows (`holdfast steps`, the view's timeline, the status line): tokens, cache
  * reads and writes, cost, what the hold saved (and whether it held a reorder), a compaction,
- * timings, committed or pending. Read from git and the
+ * timings, committed or pending; a keep-warm ping, and on the step it kept warm what its pings
+ * cost and saved (report/pings). Read from git and the
  * journal through record/read; no server needed. Invariant: one row per step, in step order, each
  * column meaning one thing everywhere it is shown; a step whose meta is missing has nulls.
  */
 import type { StepMeta } from '../../generated/meta'
-import { formatStep } from '../core/naming'
+import { fitName, formatStep } from '../core/naming'
 import { META_FILE, agentStepsPath, stepTreePath } from '../core/layout'
 import { whyMissing } from '../record/recover/quarantine'
 import { listSteps, readStepMeta, type StepRef } from '../record/read'
@@ -15,6 +16,7 @@ import { readServeInfo } from '../store/serve-lock'
 import type { Workspace } from '../store/workspace'
 import { BATCH_MIN, catBlobs, keepMeta, keepMetaOid, keptMeta, keptMetaOid, lsFiles } from './blobs'
 import { existingAgent, readableWorkspace } from './lookup'
+import { keepWarmOf, type KeepWarm, pingOf, priceBook } from './pings'
 
 export interface StepRow {
   step: string
@@ -39,6 +41,10 @@ export interface StepRow {
   /** `missing`: a number given out whose record was lost (`note` says why and where its bytes are). */
   state: 'committed' | 'pending' | 'missing'
   note?: string
+  /** A keep-warm ping (a step of `<agent>.aux`): the step of `<agent>` it kept warm. */
+  ping_of?: string
+  /** The keep-warm pings after this step: what they cost and what the next step saved by them. */
+  keep_warm?: KeepWarm
 }
 
 /** One step as recorded: where it is and its meta (undefined when the step has none yet). */
@@ -139,6 +145,7 @@ export function stepRow(r: StepRecord, unfinished: string): StepRow {
     ttfb_ms: m?.ttfb_ms ?? null,
     total_ms: m?.total_ms ?? null,
     state: r.ref.committed ? 'committed' : 'pending',
+    ...(pingOf(m) !== undefined ? { ping_of: formatStep(pingOf(m) as number) } : {}),
   }
 }
 
@@ -152,11 +159,15 @@ export async function stepRows(
   const ws = await readableWorkspace(home, wsName, machine)
   await existingAgent(ws, agent)
   const unfinished = unfinishedOutcome(home)
-  return withGaps(
-    ws,
-    agent,
-    (await stepRecords(ws, agent)).map((r) => stepRow(r, unfinished)),
-  )
+  const records = await stepRecords(ws, agent)
+  const rows = records.map((r) => stepRow(r, unfinished))
+  // Keep-warm pings go to the agent's .aux sibling: each group on the step it kept warm.
+  const warm = keepWarmOf(records, await stepRecords(ws, fitName(`${agent}.aux`)), priceBook(home))
+  for (const row of rows) {
+    const w = warm.get(Number(row.step))
+    if (w) row.keep_warm = w
+  }
+  return withGaps(ws, agent, rows)
 }
 
 /** `rows` with a `missing` row for each number between them that has no record (a gap is shown, never closed). */

@@ -29,6 +29,9 @@ export interface WhyReport {
   cause: Cause
   /** What the provider said about its cache, when the request asked; null when not asked. */
   provider: ProviderSaid | null
+  /** holdfast's own reading of the two requests, and whether the provider's word points elsewhere. */
+  own_cause: Cause
+  disagree: boolean
   /** The cause in sentences: its name, the provider's word verbatim, a disagreement with holdfast's diff. */
   cause_lines: string[]
   moves: PrefixMoves | null
@@ -123,6 +126,8 @@ export function whyOf({ n, meta, cur, prevMeta, prevBytes }: WhyInput): WhyRepor
     previous: prev ? formatStep(n - 1) : null,
     cause: cause.cause,
     provider: cause.provider,
+    own_cause: cause.own,
+    disagree: cause.disagree,
     cause_lines: causeLines(cause),
     moves,
     hold: h,

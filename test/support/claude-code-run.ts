@@ -78,8 +78,12 @@ export function startRunSession(pkg: ClaudePackage, fake: FakeUpstream, allowed:
   const home = path.join(dir, 'holdfast')
   const calls = path.join(dir, 'box-calls.jsonl')
   fs.mkdirSync(home)
+  // The row asks the provider (diagnostics: add): 2.1.332 sends diagnostics only behind a flag of
+  // its own, and every step's cause then has the provider's word beside holdfast's.
+  const config = configFor(fake)
   writeConfig(home, {
-    ...configFor(fake),
+    ...config,
+    providers: { ...config.providers, anthropic: { ...config.providers.anthropic!, diagnostics: 'add' } },
     clients: { box: { ...stdioClient({ FIXTURE_CALL_LOG: calls }), workspaces: [WS] } },
   })
   const own = {

@@ -4,7 +4,8 @@
  * 2.1.332 keeps its fetched deferred definitions and moves them); a tool loaded, run and unloaded
  * through the agent's own `clients` tool; `/compact` and a turn after it. `describeScenarios`
  * states the rules each must keep, as tests. With HOLDFAST_SHOW=<file>, the `steps` and `why`
- * output of every step is appended there (the issue's closing note shows them).
+ * output of every step is appended there (the issue's closing note shows them); HOLDFAST_SHOW=1
+ * prints only the figures and the table of causes.
  */
 import { CLIENT_CAUSES, PROXY_CAUSES } from '../../proxy/core/cache-cause'
 import fs from 'node:fs'
@@ -83,8 +84,9 @@ async function play(pkg: ClaudePackage, fake: FakeUpstream): Promise<Scenario> {
 }
 
 async function show(sc: Scenario, version: string): Promise<void> {
+  // HOLDFAST_SHOW=1 prints the figures only; a path also gets every step's steps and why.
   const file = process.env.HOLDFAST_SHOW
-  if (!file) return
+  if (!file || file === '1') return
   const out = [
     `==== Claude Code ${version} ====`,
     await sc.s.cli('steps', WS, 'main'),
@@ -272,19 +274,53 @@ export function describeScenarios(pkg: ClaudePackage): void {
         )
     })
 
-    it('gives every step one cause from the closed sets', async () => {
-      const table: string[] = []
+    it('gives every step one cause from the closed sets, beside the provider’s word (the row asks it)', async () => {
+      // The closing note's table: each main step, what the provider said, holdfast's cause.
+      const table = [
+        '| step | the provider said | missed tokens | holdfast’s cause |',
+        '| --- | --- | --- | --- |',
+      ]
+      const held: string[] = []
       for (const r of sc.rows) {
         const w = JSON.parse(await sc.s.cli('why', WS, 'main', r.step, '--json')) as {
           cause: string
-          provider: { said: string; reason: string | null; missed_input_tokens: number | null } | null
+          own_cause: string
+          disagree: boolean
+          provider: {
+            said: string
+            reason: string | null
+            missed_input_tokens: number | null
+            compared_with: string | null
+            previous_answer?: string
+            other_said?: string
+          } | null
         }
         expect([...CLIENT_CAUSES, ...PROXY_CAUSES]).toContain(w.cause)
+        // diagnostics: add asks on every step; a held step's prefix is the one the provider compared.
+        expect(w.provider).not.toBeNull()
+        if (w.cause === 'held')
+          held.push(w.provider?.reason === 'tools_changed' ? `${r.step} ${w.provider.said}` : 'ok')
+        const word = (said: string | undefined): string =>
+          said === 'reason'
+            ? `\`${w.provider?.reason}\``
+            : said === 'no_miss'
+              ? 'no divergence (`null`)'
+              : `${said}`
+        const said = !w.provider
+          ? 'not asked'
+          : w.provider.said === 'other'
+            ? `${word(w.provider.other_said)}, against ${w.provider.compared_with} (not the previous step's ${w.provider.previous_answer})`
+            : w.provider.said === 'not_compared'
+              ? 'not compared (`previous_message_id: null`)'
+              : word(w.provider.said)
+        const own = w.disagree ? ` (its diff: \`${w.own_cause}\`)` : ''
         table.push(
-          `${r.step}  ${w.cause.padEnd(22)} provider: ${w.provider ? w.provider.said : 'not asked'}${w.provider?.reason ? ` ${w.provider.reason}` : ''}${w.provider?.missed_input_tokens ? ` (${w.provider.missed_input_tokens} missed)` : ''}`,
+          `| ${r.step} | ${said} | ${w.provider?.missed_input_tokens ?? '-'} | \`${w.cause}\`${own} |`,
         )
       }
       if (process.env.HOLDFAST_SHOW) process.stdout.write(`${pkg} causes:\n${table.join('\n')}\n`)
+      // The provider never finds the tools of a held step changed: the hold re-sent them.
+      expect(held.filter((h) => h !== 'ok')).toEqual([])
     })
 
     it('says a held step once, in words, in holdfast why', async () => {

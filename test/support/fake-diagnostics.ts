@@ -9,8 +9,19 @@
  * without the object gets no field and leaves nothing. The tokens missed are those from the first
  * divergence on, in the cache's order (tools → system → messages), ~4 bytes a token; `cache_control`
  * markers are not part of a fingerprint (a breakpoint that moves is no divergence).
+ *
+ * And OpenAI's, for the Responses API
+ * (https://developers.openai.com/api/docs/guides/prompt-caching/diagnostics): every response
+ * leaves a fingerprint under its id; a request naming one in
+ * `prompt_cache_options.comparison_response_id` gets `prompt_cache_diagnostics` on its response
+ * (the JSON body, and the final `response` of a stream): `{type: "cache_hit"}` when nothing
+ * diverged, `{type: "comparison_response_not_found"}` for an unknown id, else `{type:
+ * "cache_miss", reason, cache_missed_tokens, comparison_reusable_tokens}` with the first of
+ * `model_changed`, `prompt_cache_key_changed`, `tools_changed`, `text_format_changed`,
+ * `reasoning_effort_changed`, `input_changed` (instructions are input: the API names no part of
+ * its own for them).
  */
-import { canonical, type Json, type JsonObject } from './fake-wire'
+import { canonical, isObject, type Json, type JsonObject } from './fake-wire'
 
 const BYTES_PER_TOKEN = 4
 
@@ -83,6 +94,61 @@ export class DiagnosticsStore {
       return miss('messages_changed', after)
     }
     return null
+  }
+
+  clear(): void {
+    this.byId.clear()
+  }
+}
+
+interface ResponsesFingerprint {
+  model: string
+  key: string
+  tools: string
+  format: string
+  effort: string
+  /** Instructions, then the context items, each rendered. */
+  input: string[]
+}
+
+/** The fake's Responses diagnostics: fingerprints by response id, compared on request. */
+export class ResponsesDiagnosticsStore {
+  private readonly byId = new Map<string, ResponsesFingerprint>()
+
+  /** The response's `prompt_cache_diagnostics` (undefined: not asked), remembering this one as `id`. */
+  answer(request: JsonObject, model: string, id: string, context: Json[]): Json | undefined {
+    const text = isObject(request.text) ? request.text : {}
+    const reasoning = isObject(request.reasoning) ? request.reasoning : {}
+    const now: ResponsesFingerprint = {
+      model,
+      key: canonical(request.prompt_cache_key ?? null),
+      tools: canonical(request.tools ?? []),
+      format: canonical(text.format ?? null),
+      effort: canonical(reasoning.effort ?? null),
+      input: [canonical(request.instructions ?? null), ...context.map((item) => canonical(item))],
+    }
+    this.byId.set(id, now)
+    const options = isObject(request.prompt_cache_options) ? request.prompt_cache_options : {}
+    const baseline = options.comparison_response_id
+    if (typeof baseline !== 'string') return undefined
+    const was = this.byId.get(baseline)
+    if (!was) return { type: 'comparison_response_not_found' }
+    const sum = (parts: string[]): number => parts.reduce((a, x) => a + tokens(x), 0)
+    const all = (f: ResponsesFingerprint): number => tokens(f.tools) + tokens(f.format) + sum(f.input)
+    const miss = (reason: string, missed: number): Json => ({
+      type: 'cache_miss',
+      reason,
+      cache_missed_tokens: missed,
+      comparison_reusable_tokens: all(was),
+    })
+    if (was.model !== now.model) return miss('model_changed', all(now))
+    if (was.key !== now.key) return miss('prompt_cache_key_changed', all(now))
+    if (was.tools !== now.tools) return miss('tools_changed', all(now))
+    if (was.format !== now.format) return miss('text_format_changed', all(now) - tokens(now.tools))
+    if (was.effort !== now.effort) return miss('reasoning_effort_changed', all(now))
+    const at = now.input.findIndex((x, i) => i < was.input.length && x !== was.input[i])
+    if (at >= 0) return miss('input_changed', sum(now.input.slice(at)))
+    return { type: 'cache_hit' }
   }
 
   clear(): void {

@@ -5,12 +5,13 @@
  * Invariant: every request is pushed to `received` (exact body bytes) before any byte of its answer.
  * Usage is deterministic (~4 bytes a token); cache reads are the prefix shared with an earlier request.
  * A request no queued script takes may be scripted from what it asks, by `answer` (a scripted model).
- * Anthropic answers carry cache `diagnostics` when the request asked (fake-diagnostics.ts).
+ * Anthropic answers carry cache `diagnostics`, Responses answers `prompt_cache_diagnostics`, when
+ * the request asked (fake-diagnostics.ts).
  */
 import * as http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import * as zlib from 'node:zlib'
-import { DiagnosticsStore } from './fake-diagnostics'
+import { DiagnosticsStore, ResponsesDiagnosticsStore } from './fake-diagnostics'
 import {
   inputItems,
   outputItems,
@@ -174,6 +175,8 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
   const stored = new ResponsesStore()
   /** Anthropic cache-diagnostics fingerprints, by answer id. */
   const diagnostics = new DiagnosticsStore()
+  /** OpenAI Responses prompt-cache diagnostics fingerprints, by response id. */
+  const responsesDiagnostics = new ResponsesDiagnosticsStore()
   /** The last body seen on each path and its rendering: a repeated 1 MB body is not re-rendered. */
   const lastRendering = new Map<string, { body: Buffer; rendering: Buffer }>()
   const sockets = new Set<Socket>()
@@ -537,7 +540,11 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
       cachedTokens: Math.min(inputTokens, cacheTokens(responsesCacheKey(model, request), rendering)),
     }
     const output = outputItems(answer)
-    const response = responseObject(answer, output)
+    const said = responsesDiagnostics.answer(request, model, `resp_fake${pad(ex.seq)}`, context)
+    const response: JsonObject = {
+      ...responseObject(answer, output),
+      ...(said === undefined ? {} : { prompt_cache_diagnostics: said }),
+    }
     if (request.store !== false) stored.put(response.id as string, [...context, ...inputItems(output)])
     if (request.stream !== true) return sendJson(ex, 'openai', response)
     return sendEvents(ex, 'openai', responseEvents(response))
@@ -704,6 +711,7 @@ export function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeU
           cache.clear()
           stored.clear()
           diagnostics.clear()
+          responsesDiagnostics.clear()
           lastRendering.clear()
           aborted = 0
         },

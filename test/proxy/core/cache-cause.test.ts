@@ -39,7 +39,10 @@ const missAfter = (ms: number, over: Partial<StepMeta> = {}): StepMeta =>
     usage: { input_tokens: 3, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 1000 },
     ...over,
   })
-const said = (reason: string | null, missed: number | null = 800): StepMeta['provider_cache'] => ({
+const said = (
+  reason: string | null,
+  missed: number | null = 800,
+): NonNullable<StepMeta['provider_cache']> => ({
   asked: true,
   compared_with: 'msg_prev',
   said: reason === null ? 'no_miss' : 'reason',
@@ -104,6 +107,35 @@ describe('the cause of a step', () => {
       previous: { meta: meta(), moves: moves() },
     })
     expect(causeLines(not)).toContain('the provider did not confirm the held prefix')
+  })
+
+  it('takes a null previous_message_id for no comparison, never for the provider finding no divergence', () => {
+    const hold = { applied: true, reason: 'applied', held: ['notes_search'] }
+    const pc = { ...said(null), compared_with: null }
+    const r = causeOf({
+      meta: missAfter(1000, { hold, provider_cache: pc }),
+      previous: { meta: meta(), moves: moves({ tools: true }) },
+    })
+    expect(r.provider).toMatchObject({ said: 'not_compared', compared_with: null })
+    expect(causeLines(r)).toEqual([
+      'cause: held: the hold re-sent the previous tools array',
+      'the request named no earlier answer (previous_message_id null): the provider compared nothing',
+      'the provider was not asked about the held prefix (no comparison with the previous step)',
+    ])
+  })
+
+  it('quotes, and does not take as the cause, a verdict against another answer than the previous step’s', () => {
+    const r = causeOf({
+      meta: missAfter(1000, { provider_cache: { ...said('tools_changed', 90), compared_with: 'msg_older' } }),
+      previous: { meta: meta({ answer_id: 'msg_prev' }), moves: moves({ system: true }) },
+    })
+    expect(r).toMatchObject({
+      cause: 'system_prompt_changed',
+      provider: { said: 'other', other_said: 'reason' },
+    })
+    expect(causeLines(r)).toContain(
+      "the provider compared with msg_older, not the previous step's answer msg_prev, and said: tools_changed, 90 input tokens missed (quoted, not the cause)",
+    )
   })
 
   it('is injected when only holdfast’s loaded tools moved, refining the provider’s tools_changed', () => {

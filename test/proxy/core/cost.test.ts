@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { estimateCost, LIBRARY } from '../../../proxy/core/cost'
+import { estimateCost, LIBRARY, readInsteadOfWriteUsd } from '../../../proxy/core/cost'
 import type { Usage } from '../../../generated/meta'
 import { openai } from '../../../proxy/dialects'
 
@@ -170,5 +170,22 @@ describe('answerFacts usage', () => {
       cache_read_tokens: 600,
       cache_write_tokens: 300,
     })
+  })
+})
+
+describe('readInsteadOfWriteUsd', () => {
+  const prices = { m: { input: 3, output: 15, cache_write: 3.75, cache_read: 0.3, cache_write_1h: 6 } }
+
+  it('prices the tokens a read kept from being a write at write − read, from the table that priced the step', () => {
+    expect(readInsteadOfWriteUsd('m', 1e6, false, 'holdfast.yaml', prices)).toBe(3.45)
+    expect(readInsteadOfWriteUsd('m', 1e6, true, 'holdfast.yaml', prices)).toBe(5.7)
+    // Sonnet 4.5 in the library (under its long-context tier): writes $3.75, reads $0.30 per million.
+    expect(readInsteadOfWriteUsd('claude-sonnet-4-5', 1e5, false, LIBRARY, {}, 'anthropic')).toBe(0.345)
+  })
+
+  it('is unknown (null, never $0) when that table has no price for the model, and $0 for no tokens', () => {
+    expect(readInsteadOfWriteUsd('other', 1e6, false, 'holdfast.yaml', prices)).toBeNull()
+    expect(readInsteadOfWriteUsd('frontier-model-9', 1e6, false, LIBRARY, {}, 'anthropic')).toBeNull()
+    expect(readInsteadOfWriteUsd('m', 0, false, 'holdfast.yaml', prices)).toBe(0)
   })
 })

@@ -69,6 +69,12 @@ describe('sanitizeHeaders', () => {
     },
   )
 
+  it('keeps x-holdfast-keep-warm, the step a keep-warm ping keeps warm, so the reports know a ping', () => {
+    expect(sanitizeHeaders({ 'x-holdfast-keep-warm': '003', 'x-holdfast-token': 't' })).toEqual({
+      'x-holdfast-keep-warm': '003',
+    })
+  })
+
   it('keeps the headers a provider keys on and a client identifies itself with, byte for byte', () => {
     // The headers Claude Code 2.1.197 sent, minus its key (test/fixtures/claude-code).
     const kept = {

@@ -1,11 +1,12 @@
 /**
  * live/keep-warm-ping: a ping is the recorded request's bytes with max_tokens 1 and no stream
  * spliced in (nothing else re-serialized), sent with the version and cache-keying headers the
- * step went with; a row without api_key_env is not pinged (no key was recorded) and says so once.
+ * step went with, and its own header (recorded, never sent upstream); a row without api_key_env is not pinged (no key was recorded) and says so once.
  */
 import pino from 'pino'
 import { Writable } from 'node:stream'
 import { pingSender } from '../../../proxy/live/keep-warm-ping'
+import { readStepMeta } from '../../../proxy/record/read'
 import { startProxy, type Proxy } from '../../support/harness'
 import { postAnthropic } from '../../support/raw-http'
 
@@ -46,4 +47,9 @@ test('a ping is the recorded bytes with max_tokens 1 and stream false spliced in
     '{ "model":"claude-fake-1" , "max_tokens": 1, "stream":false,\n "messages":[{"role":"user","content":"caf\\u00e9"}] }',
   )
   expect(got.headers['anthropic-beta']).toBe('some-cache-beta-2026')
+  // What it is goes into its record, never upstream.
+  expect(got.headers['x-holdfast-keep-warm']).toBeUndefined()
+  await p.settled()
+  const meta = await readStepMeta(p.server.ctx.workspace('ping'), 'main.aux', 1)
+  expect(meta?.request_headers['x-holdfast-keep-warm']).toBe('001')
 })

@@ -85,11 +85,16 @@ describe('the cause of each step, with the provider’s word', () => {
     expect(r.cause_lines.some((l) => l.includes('instead'))).toBe(false)
   })
 
-  it('falls back on holdfast’s diff when the provider no longer knows the id, and quotes it', async () => {
+  it('falls back on holdfast’s diff when the request named another answer than the previous step’s (one the provider no longer knows), and quotes it', async () => {
     const r = await report('006')
-    expect(r.provider).toMatchObject({ said: 'reason', reason: 'previous_message_not_found' })
+    expect(r.provider).toMatchObject({
+      said: 'other',
+      other_said: 'reason',
+      reason: 'previous_message_not_found',
+      compared_with: 'msg_nobody_knows',
+    })
     expect(r.cause_lines).toContain(
-      `the provider said: previous_message_not_found, ${r.provider?.missed_input_tokens} input tokens missed`,
+      `the provider compared with msg_nobody_knows, not the previous step's answer ${r.provider?.previous_answer}, and said: previous_message_not_found, ${r.provider?.missed_input_tokens} input tokens missed (quoted, not the cause)`,
     )
     expect(r.cause).not.toBe('unknown')
   })
