@@ -22,6 +22,7 @@ import {
   configFor,
   eventually,
   git,
+  gitBytes,
   ROOT,
   spawnServe,
   tempHome,
@@ -125,19 +126,79 @@ describe('a full disk', () => {
 })
 
 describe('a full disk during an answer, then a stop', () => {
-  it('says which answers only memory held and that the stop loses them, never that the journal keeps them', async () => {
+  const streamed = (text: string): string =>
+    JSON.stringify({
+      model: MODEL,
+      max_tokens: 16,
+      stream: true,
+      messages: [{ role: 'user', content: text }],
+    })
+  const metaAt = (agent: string, n: string): StepMeta =>
+    JSON.parse(git(repo(), 'show', `agents/${agent}:steps/${agent}/${n}/meta.json`)) as StepMeta
+  const agents = async () =>
+    ((await health()) as unknown as { agents: { agent: string; answers_in_memory: number[] }[] }).agents
+
+  /** Three steps, then the disk fills while step 004's answer is on its way; the client gets it whole. */
+  async function answeredWhileFull(agent: string, answer: string, streams: boolean): Promise<Buffer> {
+    for (const t of ['k1', 'k2', 'k3']) expect((await post(agent, t)).status).toBe(200)
+    await eventually(() => branch(agent).length === 3, 30_000)
+    fake.enqueue({ delayMs: 1500, text: answer })
+    const url = `/w/default/a/${agent}/v1/messages`
+    const answered = postAnthropic(
+      (server as Spawned).url,
+      url,
+      streams ? streamed('while full') : body('while full'),
+    )
+    await eventually(() => receivedBy('while full').length === 1, 10_000)
+    disk('ENOSPC')
+    const r = await answered
+    expect(r.status).toBe(200)
+    expect(r.body.toString()).toContain(answer.slice(0, 200))
+    return r.body
+  }
+
+  it('keeps the answer in the journal through a stop while the disk is full: the next start commits it answered, byte-equal', async () => {
     writeConfig(home, configFor(fake, { timeouts: { shutdown_ms: 1000 } }))
+    server = await serve()
+    const got = await answeredWhileFull('keep', 'z'.repeat(30_000), true)
+    // The commit cannot land (no room for its pack); the answer is in the journal, not only in memory.
+    await eventually(async () => (await health()).commit_faults.some((f) => /ENOSPC/.test(f.error)), 30_000)
+    expect((await agents()).find((a) => a.agent === 'keep')?.answers_in_memory).toEqual([])
+    expect(await server.kill('SIGTERM')).toBe(0)
+    expect(server.stderr()).not.toMatch(/could not keep/)
+    expect(branch('keep')).toEqual(['001', '002', '003'])
+    server = undefined
+    disk(undefined)
+    server = await serve()
+    expect(branch('keep')).toEqual(['001', '002', '003', '004'])
+    expect(metaAt('keep', '004')).toMatchObject({ outcome: 'ok', status: 200, response_file: 'response.sse' })
+    expect(gitBytes(repo(), 'show', 'agents/keep:steps/keep/004/response.sse').equals(got)).toBe(true)
+  })
+
+  it('keeps a JSON answer through a kill -9 while the disk is full: committed answered at the next start', async () => {
+    server = await serve()
+    await answeredWhileFull('killed', 'q'.repeat(20_000), false)
+    await eventually(async () => (await health()).commit_faults.some((f) => /ENOSPC/.test(f.error)), 30_000)
+    await server.kill('SIGKILL')
+    server = undefined
+    disk(undefined)
+    server = await serve()
+    expect(branch('killed')).toEqual(['001', '002', '003', '004'])
+    expect(metaAt('killed', '004')).toMatchObject({ outcome: 'ok', status: 200 })
+    expect(git(repo(), 'show', 'agents/killed:steps/killed/004/response.json')).toContain('q'.repeat(100))
+  })
+
+  it('says which answers only memory held when the reserve is smaller than the answer, and that the stop loses them', async () => {
+    writeConfig(home, configFor(fake, { timeouts: { shutdown_ms: 1000 }, journal: { reserve_bytes: 4096 } }))
     server = await serve()
     expect((await post('mem', 'first')).status).toBe(200)
     await eventually(() => branch('mem').length === 1, 30_000)
     // The request is journaled and sent; the disk fills before the answer comes back.
-    fake.enqueue({ delayMs: 1500 })
+    fake.enqueue({ delayMs: 1500, text: 'm'.repeat(30_000) })
     const answered = post('mem', 'while full')
     await eventually(() => receivedBy('while full').length === 1, 10_000)
     disk('ENOSPC')
     expect((await answered).status).toBe(200)
-    const agents = async () =>
-      ((await health()) as unknown as { agents: { agent: string; answers_in_memory: number[] }[] }).agents
     await eventually(async () => (await agents()).some((a) => a.answers_in_memory.includes(2)), 10_000)
     const code = await server.kill('SIGTERM')
     expect(code).toBe(0)
@@ -147,6 +208,21 @@ describe('a full disk during an answer, then a stop', () => {
     )
     expect(log).not.toContain('some answered steps are not committed yet: they stay in the journal')
     server = undefined
+  })
+
+  it('refuses a new step while the reserve cannot be made whole again, and records again once there is room', async () => {
+    server = await serve()
+    await answeredWhileFull('after', 'r'.repeat(30_000), true)
+    // The disk is full and the reserve was drawn on: the next step is refused before anything is sent.
+    disk(undefined)
+    disk('ENOSPC')
+    const refused = await post('after', 'refused while drawn')
+    expect([refused.status, refused.headers['x-holdfast-error']]).toEqual([500, 'RECORD_WRITE_FAILED'])
+    expect(receivedBy('refused while drawn')).toEqual([])
+    disk(undefined)
+    expect((await post('after', 'k5')).status).toBe(200)
+    await eventually(() => branch('after').length === 5, 30_000)
+    expect(fs.statSync(path.join(wsDir(), 'journal', '.reserve')).size).toBe(4 * 1024 * 1024)
   })
 })
 
