@@ -345,6 +345,124 @@ describe('a damaged journal', () => {
   })
 })
 
+describe('a damaged journal costs at most its damaged bytes', () => {
+  const meta = (agent: string, n: number): StepMeta =>
+    ({
+      version: 1,
+      workspace: 'default',
+      agent,
+      step: String(n).padStart(3, '0'),
+      dialect: 'anthropic',
+      endpoint: '/v1/messages',
+      started_at: '2026-12-06T00:00:00.000Z',
+      route: { provider: 'anthropic', url: 'http://x/v1/messages', model: MODEL },
+      request_headers: {},
+      cache_keying_headers: {},
+      hold: { applied: false, reason: 'first-step' },
+      injected_tools: [],
+      changes: [],
+      request_bytes: 0,
+    }) as unknown as StepMeta
+  const answerOf = (n: number): string =>
+    JSON.stringify({
+      id: `msg_${n}`,
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'text', text: `answer ${n}` }],
+    })
+  const head = {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    ttfb_ms: 1,
+    total_ms: 2,
+    ended_at: '2026-12-06T00:00:01.000Z',
+  }
+
+  /** Five answered steps of `agent` in its journal, as a serve killed before their commits leaves them; each SEND's offset. */
+  function journaled(agent: string): { file: string; sends: number[] } {
+    const dir = path.join(wsDir(), 'journal', agent)
+    const journal = new Journal(false)
+    const sends: number[] = []
+    for (let n = 1; n <= 5; n++) {
+      const e = journal.agent(dir).send(n, meta(agent, n), Buffer.from(body(`${agent} ${n}`)))
+      sends.push(e.place.meta.offset - 4 - 16)
+      e.sent()
+      e.chunk(Buffer.from(answerOf(n)))
+      e.head(head)
+    }
+    journal.close()
+    return { file: segmentFiles(dir)[0]!.file, sends }
+  }
+  const metaAt = (agent: string, n: string): StepMeta =>
+    JSON.parse(git(repo(), 'show', `agents/${agent}:steps/${agent}/${n}/meta.json`)) as StepMeta
+
+  it("keeps a step's whole answer frames aside when a flipped byte damaged its send half, and says where", async () => {
+    const { file, sends } = journaled('send')
+    const data = fs.readFileSync(file)
+    const at = (sends[1] as number) + 60 // inside step 2's SEND
+    data.writeUInt8(data.readUInt8(at) ^ 0x10, at)
+    fs.writeFileSync(file, data)
+    server = await serve()
+    expect(branch('send')).toEqual(['001', '003', '004', '005'])
+    expect(server.stderr()).toMatch(
+      /send: step 002's answer frames are whole but its send half is damaged: they are kept at/,
+    )
+    const damaged = path.join(home, 'quarantine', 'default', 'send', 'damaged')
+    const answer = fs.readdirSync(damaged).find((f) => f.endsWith('-002.answer')) as string
+    expect(fs.readFileSync(path.join(damaged, answer), 'utf8')).toBe(answerOf(2))
+    // The journal file is gone (its other steps are committed); the damaged bytes and the answer's frames are not.
+    expect(fs.existsSync(file)).toBe(false)
+    const frames = fs.readdirSync(damaged).filter((f) => f.endsWith('.bin'))
+    expect(frames).toHaveLength(2)
+    const listed = cli(['steps', 'default', 'send', '--home', home], env())
+    expect(listed.stdout).toMatch(
+      /step 002 is missing: its journal frame was damaged; .*the answer is kept in .*-002\.answer/,
+    )
+    expect((await post('send', 'after')).status).toBe(200)
+    await eventually(() => branch('send').includes('006'), 30_000)
+  })
+
+  it('commits as answered a step whose HEAD a torn last write cut 7 bytes short: its chunks hold the whole answer', async () => {
+    const { file } = journaled('torn')
+    fs.truncateSync(file, fs.statSync(file).size - 7)
+    server = await serve()
+    expect(branch('torn')).toEqual(['001', '002', '003', '004', '005'])
+    expect(metaAt('torn', '005')).toMatchObject({
+      outcome: 'ok',
+      status: 200,
+      response_file: 'response.json',
+    })
+    expect(git(repo(), 'show', 'agents/torn:steps/torn/005/response.json')).toBe(answerOf(5))
+    expect(server.stderr()).toMatch(/torn: \d+ torn journal bytes kept at .*-005\.bin/)
+  })
+
+  it("keeps a zeroed tail's numbers reserved: the next step is numbered after every step it could have held", async () => {
+    const { file, sends } = journaled('zero')
+    const data = fs.readFileSync(file)
+    data.fill(0, sends[3] as number) // steps 4 and 5: written, then zeroed by a power cut
+    fs.writeFileSync(file, data)
+    server = await serve()
+    expect(branch('zero')).toEqual(['001', '002', '003'])
+    expect(server.stderr()).toMatch(
+      /zero: steps 004\.\.\d{3} may have been recorded in journal bytes .* their numbers are not given again/,
+    )
+    expect((await post('zero', 'after the cut')).status).toBe(200)
+    await eventually(() => branch('zero').length === 4, 30_000)
+    const next = Number(branch('zero')[3])
+    expect(next).toBeGreaterThan(5)
+    // Restarted, the reservation holds (the journal file that named those numbers is gone).
+    await server.kill('SIGTERM')
+    server = await serve()
+    expect((await post('zero', 'later')).status).toBe(200)
+    await eventually(() => branch('zero').length === 5, 30_000)
+    expect(Number(branch('zero')[4])).toBe(next + 1)
+    const listed = cli(['steps', 'default', 'zero', '--home', home], env())
+    expect(listed.stdout).toMatch(
+      /step 004 is missing: the journal file 001\.log lost the bytes that may have held steps 004\.\./,
+    )
+  })
+})
+
 describe('a power cut that took the newest pack', () => {
   it('leaves the workspace serving: the pack set aside, the branch moved back, the steps the journal holds committed again', async () => {
     writeConfig(home, configFor(fake, { journal: { fsync: true } }))
