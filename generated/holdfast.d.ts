@@ -121,6 +121,10 @@ export interface HoldfastConfig {
      * fsync the request record before sending and the response before its end is delivered (survives a power loss, costs a disk flush per step).
      */
     fsync?: boolean
+    /**
+     * Room the journal keeps in a reserve file per workspace (journal/reserve) for answers already under way when the disk fills: given back a piece at a time so their answer and its end still land in the journal, made whole again before the next step is recorded (a step is refused RECORD_WRITE_FAILED while it cannot be). 0: no reserve, and an answer the full disk refuses is kept only in memory until its commit lands.
+     */
+    reserve_bytes?: number
   }
   /**
    * This machine's name in a shared remote: its agents' branches are pushed as refs/holdfast/<machine>/agents/<agent>. One git ref component. Default: the host name's first label (characters a ref cannot hold become -).

@@ -17,7 +17,7 @@ import { ConfigReader } from '../store/config/lineage'
 import type { ToolHosts } from '../tools/hosts'
 import { PluginHost } from '../../plugins/runner'
 import { AgentState, CommitBacklog } from './agents'
-import { Records } from '../record'
+import { DEFAULT_RESERVE_BYTES, Records } from '../record'
 import type { McpEndpoint } from './mcp'
 import type { Logger } from '../process/log'
 import type { Upstream } from '../http/upstream'
@@ -98,6 +98,7 @@ export class ServerContext {
     this.records = new Records(
       config.limits?.previous_cache_bytes ?? 64 * 1024 * 1024,
       config.journal?.fsync === true,
+      config.journal?.reserve_bytes ?? DEFAULT_RESERVE_BYTES,
     )
     this.reads = new ReadCache(config.limits?.read_cache_bytes ?? 32 * 1024 * 1024)
     this.gcEvery = config.maintenance?.gc_every_steps ?? 200

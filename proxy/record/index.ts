@@ -32,6 +32,7 @@ export {
   type StepMeta,
 } from './meta'
 export type { JournalEntry } from './journal/writer'
+export { DEFAULT_RESERVE_BYTES } from './journal/reserve'
 export type { CommitJob } from './commit/job'
 
 /** What the record reads of an agent (live/agents' AgentState is one): record/ stands below it. */
@@ -56,9 +57,11 @@ export class Records {
     previousBudget: number,
     /** holdfast.yaml `journal.fsync`: records and answers are flushed to the disk before they count. */
     readonly fsync: boolean,
+    /** holdfast.yaml `journal.reserve_bytes`: room each workspace's journal keeps for answers under way. */
+    reserveBytes = 0,
   ) {
     this.previousRecords = new PreviousRecords(previousBudget)
-    this.journal = new Journal(fsync)
+    this.journal = new Journal(fsync, reserveBytes)
   }
 
   /**

@@ -67,6 +67,7 @@ describe('holdfast recover, with no serve running', () => {
       waiting: [],
       damaged: [],
       gaps: [],
+      unrecorded: [],
       quarantined: [],
       brought: [],
       refused: [],

@@ -6,8 +6,11 @@
  * `{"under": "<dir>", "fault": "ENOSPC" | "EROFS" | "EIO"}`, writes to files under `<dir>` fail as
  * such a disk fails them. ENOSPC takes part of the first write it meets on each open file (a short
  * write, as a disk that fills mid-write does) and refuses the rest; EROFS refuses every change
- * (create, write, rename, remove, mkdir); EIO fails writes and flushes. An absent or empty control
- * file is a healthy disk. Node's own `fs` is patched in place, so every module sees it.
+ * (create, write, rename, remove, mkdir); EIO fails writes and flushes. Room a full disk gets back
+ * (a file under `<dir>` removed or shortened) is taken by the writes after it, whole writes only,
+ * as a real disk gives it — counted per thread (a worker thread does not see the room the server
+ * thread freed), and forgotten when the control file changes. An absent or empty control file is
+ * a healthy disk. Node's own `fs` is patched in place, so every module sees it.
  */
 'use strict'
 const fs = require('node:fs')
@@ -17,6 +20,12 @@ const workerThreads = require('node:worker_threads')
 const control = process.env.HOLDFAST_DISK_FAULTS
 const self = __filename
 
+/** Bytes a full disk got back in this thread since the control file last changed. */
+let room = 0
+/** By inode: bytes a short write put there that the disk never had room for (freeing them gives none back). */
+const conjured = new Map()
+let lastText
+
 /** The fault in force for `file`, or undefined. */
 function faultFor(file) {
   if (!control || file === undefined || file === null) return undefined
@@ -24,7 +33,12 @@ function faultFor(file) {
   try {
     text = real.readFileSync(control, 'utf8')
   } catch {
-    return undefined
+    text = ''
+  }
+  if (text !== lastText) {
+    lastText = text
+    room = 0
+    conjured.clear()
   }
   if (!text.trim()) return undefined
   const { under, fault } = JSON.parse(text)
@@ -87,8 +101,14 @@ function allowance(fd, length, syscall) {
   const f = files.get(fd)
   const fault = f && faultFor(f.file)
   if (!fault) return length
+  if (fault === 'ENOSPC' && room >= length) {
+    room -= length
+    return length
+  }
   if (fault === 'ENOSPC' && !f.short && length > 1) {
     f.short = true
+    const ino = fs.fstatSync(fd).ino
+    conjured.set(ino, (conjured.get(ino) ?? 0) + Math.floor(length / 2))
     return Math.floor(length / 2)
   }
   throw errorOf(fault, syscall, f.file)
@@ -133,6 +153,25 @@ fs.appendFileSync = function (file, data, options) {
   if (fault) throw errorOf(fault, 'open', file)
   return real.appendFileSync(file, data, options)
 }
+/** Depth of the calls that counted their room already. */
+let inner = 0
+
+/** A full disk gets back what `file` held beyond `size` (a removal: size 0). */
+function credit(file, size) {
+  if (inner > 0 || faultFor(file) !== 'ENOSPC') return
+  let st
+  try {
+    st = fs.statSync(file)
+  } catch {
+    return
+  }
+  if (!st.isFile() || st.size <= size) return
+  const shrink = st.size - size
+  const owed = conjured.get(st.ino) ?? 0
+  conjured.set(st.ino, Math.max(0, owed - shrink))
+  room += Math.max(0, shrink - owed)
+}
+
 for (const [name, syscall, which] of [
   ['renameSync', 'rename', 'EROFS'],
   ['mkdirSync', 'mkdir', 'ENOSPC EROFS'],
@@ -145,7 +184,15 @@ for (const [name, syscall, which] of [
     const fault = faultFor(file)
     if (fault && which.split(' ').includes(fault) && !(name === 'mkdirSync' && exists(file)))
       throw errorOf(fault, syscall, file)
-    return real[name](file, ...rest)
+    if (name === 'truncateSync') credit(file, typeof rest[0] === 'number' ? rest[0] : 0)
+    if (name === 'rmSync' || name === 'unlinkSync') credit(file, 0)
+    // Node's own truncateSync and rmSync call ftruncateSync and unlinkSync: counted once, here.
+    inner++
+    try {
+      return real[name](file, ...rest)
+    } finally {
+      inner--
+    }
   }
 }
 function exists(file) {
@@ -159,6 +206,7 @@ function exists(file) {
 fs.ftruncateSync = function (fd, len) {
   const f = files.get(fd)
   if (f && faultFor(f.file) === 'EROFS') throw errorOf('EROFS', 'ftruncate', f.file)
+  if (f) credit(f.file, len ?? 0)
   return real.ftruncateSync(fd, len)
 }
 for (const [name, syscall] of [

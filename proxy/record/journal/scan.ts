@@ -19,8 +19,12 @@ export interface Damage {
   file: string
   offset: number
   length: number
-  /** 'torn': the file's last frame, cut short (a write that never finished); 'corrupt': anything else. */
-  kind: 'torn' | 'corrupt'
+  /**
+   * 'torn': the file's last frame, cut short (a write that never finished); 'corrupt': anything
+   * else no whole frame accounts for; 'unclaimed' (the reader's): whole frames of a step whose send
+   * half is damaged or gone, from the first to the last in the file.
+   */
+  kind: 'torn' | 'corrupt' | 'unclaimed'
   /** What the region's first header names, when it is legible (the step is kept only when plausible). */
   step?: number
   type?: FrameType

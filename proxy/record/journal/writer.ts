@@ -22,47 +22,16 @@ import {
   type Frame,
   header,
   HEADER_BYTES,
-  type ResponseHead,
   SEGMENT_BYTES,
   type StepMeta,
   type StepPlace,
 } from './format'
+import { JournalEntry } from './entry'
+import { OpenFiles } from './open-files'
 import { readJournal, segmentFiles } from './reader'
+import { Reserve, RESERVE_FILE } from './reserve'
 
-/** The open files of the journal, at most `max` at once (the least recently used idle one is closed). */
-class OpenFiles {
-  private readonly open = new Map<string, number>()
-  constructor(private readonly max = 128) {}
-
-  fd(file: string): number {
-    let fd = this.open.get(file)
-    if (fd !== undefined) {
-      this.open.delete(file) // most recent last
-      this.open.set(file, fd)
-      return fd
-    }
-    fd = fs.openSync(file, 'a')
-    this.open.set(file, fd)
-    for (const [f, old] of this.open) {
-      if (this.open.size <= this.max) break
-      this.open.delete(f)
-      fs.closeSync(old)
-    }
-    return fd
-  }
-
-  close(file: string): void {
-    const fd = this.open.get(file)
-    if (fd === undefined) return
-    this.open.delete(file)
-    fs.closeSync(fd)
-  }
-
-  closeAll(): void {
-    for (const fd of this.open.values()) fs.closeSync(fd)
-    this.open.clear()
-  }
-}
+export { JournalEntry } from './entry'
 
 interface Segment {
   file: string
@@ -79,6 +48,12 @@ interface Segment {
 /** The errno a short write is reported with: the disk is full. */
 const SHORT_WRITE = 'ENOSPC'
 
+/** Whether `err` says the disk (or the user's quota) has no room. */
+const isNoRoom = (err: unknown): boolean => {
+  const code = (err as NodeJS.ErrnoException).code
+  return code === 'ENOSPC' || code === 'EDQUOT'
+}
+
 /** The error a write into a closed segment gets: the first failure, or why the file was closed. */
 const closedSegment = (file: string): Error =>
   new Error(`the journal file ${file} was there before this start and takes no new frames`)
@@ -92,6 +67,8 @@ export class AgentJournal {
     readonly dir: string,
     private readonly files: OpenFiles,
     private readonly fsync: boolean,
+    /** The workspace's reserve, drawn on by a sent step's answer when the disk is full. */
+    private readonly reserve: Reserve,
   ) {}
 
   /**
@@ -113,9 +90,11 @@ export class AgentJournal {
   /**
    * Append `frames` in one write; returns where each one's payload starts. A write the disk took
    * only in part is cut off again (the file keeps its last whole frame) before this throws; when
-   * it cannot be cut off, the file is closed to new frames (new steps open a new file).
+   * it cannot be cut off, the file is closed to new frames (new steps open a new file). A sent
+   * step's answer (`answer`) the full disk refused is written again once, into room the reserve
+   * gives back.
    */
-  private append(seg: Segment, frames: readonly Frame[]): number[] {
+  private append(seg: Segment, frames: readonly Frame[], answer = false): number[] {
     if (seg.closed) throw seg.closed
     const fd = this.files.fd(seg.file)
     const parts: Buffer[] = []
@@ -129,21 +108,41 @@ export class AgentJournal {
     }
     const want = at - seg.size
     try {
-      const wrote = fs.writevSync(fd, parts)
-      // A short write is what a disk that filled mid-write gives: it counts as one (store/faults).
-      if (wrote !== want)
-        throw Object.assign(new Error(`the journal took ${wrote} of ${want} bytes in ${seg.file}`), {
-          code: SHORT_WRITE,
-        })
-      // A frame the record's meaning rests on is on the disk before what it vouches for happens:
-      // SEND before the send, SENT before the request leaves, HEAD before the client has the end.
-      if (this.fsync && frames.some((f) => f.type !== FRAME.CHUNK)) fs.fdatasyncSync(fd)
+      this.writeAll(seg, fd, parts, want, frames)
     } catch (err) {
       this.cutBack(seg, fd, err as Error)
-      throw err
+      if (!answer || seg.closed || !isNoRoom(err) || !this.releases(want)) throw err
+      try {
+        this.writeAll(seg, fd, parts, want, frames)
+      } catch (again) {
+        this.cutBack(seg, fd, again as Error)
+        throw again
+      }
     }
     seg.size = at
     return offsets
+  }
+
+  /** One write of `parts` (`want` bytes) at the end of `seg`; a short write throws, as a full disk's. */
+  private writeAll(seg: Segment, fd: number, parts: Buffer[], want: number, frames: readonly Frame[]): void {
+    const wrote = fs.writevSync(fd, parts)
+    // A short write is what a disk that filled mid-write gives: it counts as one (store/faults).
+    if (wrote !== want)
+      throw Object.assign(new Error(`the journal took ${wrote} of ${want} bytes in ${seg.file}`), {
+        code: SHORT_WRITE,
+      })
+    // A frame the record's meaning rests on is on the disk before what it vouches for happens:
+    // SEND before the send, SENT before the request leaves, HEAD before the client has the end.
+    if (this.fsync && frames.some((f) => f.type !== FRAME.CHUNK)) fs.fdatasyncSync(fd)
+  }
+
+  /** Whether the reserve gave back room for `want` bytes (it cannot when it holds less, or is not there). */
+  private releases(want: number): boolean {
+    try {
+      return this.reserve.release(want)
+    } catch {
+      return false
+    }
   }
 
   /** After a failed write: the file back to its last whole frame, or closed to new frames. */
@@ -186,6 +185,8 @@ export class AgentJournal {
    * frames are written through.
    */
   send(n: number, meta: StepMeta, request: Buffer, wire?: Buffer): JournalEntry {
+    // A step goes only with the whole reserve behind its answer (it throws when the disk has no room).
+    this.reserve.ensure()
     this.load()
     const seg = this.segmentFor(n)
     const metaBytes = Buffer.from(JSON.stringify(meta))
@@ -203,12 +204,7 @@ export class AgentJournal {
       ...(wire && wireAt !== undefined ? { wire: { offset: wireAt, length: wire.length } } : {}),
       chunks: [],
     }
-    return new JournalEntry(this, seg, n, place)
-  }
-
-  /** @internal for JournalEntry */
-  write(seg: Segment, frames: readonly Frame[]): number[] {
-    return this.append(seg, frames)
+    return new JournalEntry((frames, answer) => this.append(seg, frames, answer), n, place)
   }
 
   /**
@@ -228,59 +224,32 @@ export class AgentJournal {
   }
 }
 
-/** One step's frames after SEND: SENT, each CHUNK, HEAD. Where they went is in `place`. */
-export class JournalEntry {
-  bytes = 0
-  constructor(
-    private readonly journal: AgentJournal,
-    private readonly seg: Segment,
-    readonly n: number,
-    readonly place: StepPlace,
-  ) {}
-
-  /** Just before the request goes upstream: a step without this frame was never sent. */
-  sent(): void {
-    this.journal.write(this.seg, [{ type: FRAME.SENT, step: this.n, payload: [] }])
-  }
-
-  /**
-   * A piece of the answer; with `head`, the answer is whole with it, and its HEAD goes in the same
-   * write (a JSON answer of declared length is usually one piece: one write instead of two).
-   */
-  chunk(bytes: Buffer, head?: Omit<ResponseHead, 'bytes'>): void {
-    const headBytes = head && this.headBytes(head, this.bytes + bytes.length)
-    const frames: Frame[] = [{ type: FRAME.CHUNK, step: this.n, payload: [bytes] }]
-    if (headBytes) frames.push({ type: FRAME.HEAD, step: this.n, payload: [headBytes] })
-    const [offset, headAt] = this.journal.write(this.seg, frames) as [number, number?]
-    this.bytes += bytes.length
-    this.place.chunks.push({ offset, length: bytes.length })
-    if (headBytes && headAt !== undefined) this.place.head = { offset: headAt, length: headBytes.length }
-  }
-
-  /** The answer is whole: say so (flushed when asked) before the end reaches the client. */
-  head(h: Omit<ResponseHead, 'bytes'>): void {
-    const bytes = this.headBytes(h, this.bytes)
-    const offset = this.journal.write(this.seg, [
-      { type: FRAME.HEAD, step: this.n, payload: [bytes] },
-    ])[0] as number
-    this.place.head = { offset, length: bytes.length }
-  }
-
-  private headBytes(h: Omit<ResponseHead, 'bytes'>, bytes: number): Buffer {
-    return Buffer.from(JSON.stringify({ ...h, bytes }))
-  }
-}
-
-/** The server's journal: one AgentJournal per agent directory, sharing the open files. */
+/**
+ * The server's journal: one AgentJournal per agent directory, sharing the open files, and one
+ * reserve per workspace journal directory (the agents' directories' parent).
+ */
 export class Journal {
   private readonly files = new OpenFiles()
   private readonly agents = new Map<string, AgentJournal>()
-  constructor(private readonly fsync: boolean) {}
+  private readonly reserves = new Map<string, Reserve>()
+  constructor(
+    private readonly fsync: boolean,
+    /** holdfast.yaml `journal.reserve_bytes` (0: none). */
+    private readonly reserveBytes = 0,
+  ) {}
 
   agent(dir: string): AgentJournal {
     let a = this.agents.get(dir)
-    if (!a) this.agents.set(dir, (a = new AgentJournal(dir, this.files, this.fsync)))
+    if (!a) this.agents.set(dir, (a = new AgentJournal(dir, this.files, this.fsync, this.reserveOf(dir))))
     return a
+  }
+
+  /** The reserve of the workspace whose journal holds agent directory `dir`. */
+  private reserveOf(dir: string): Reserve {
+    const parent = path.dirname(dir)
+    let r = this.reserves.get(parent)
+    if (!r) this.reserves.set(parent, (r = new Reserve(path.join(parent, RESERVE_FILE), this.reserveBytes)))
+    return r
   }
 
   /**

@@ -64,6 +64,7 @@ export async function recoverWorkspace(
     waiting: [],
     damaged: [],
     gaps: [],
+    unrecorded: [],
     quarantined: [],
   }
   const jobsByAgent = new Map<string, CommitJob[]>()
@@ -88,6 +89,13 @@ export async function recoverWorkspace(
     }
     const committed = await ws.committedSteps(agent)
     out.gaps.push(...gapsOf(agent, read, committed))
+    // Numbers lost bytes may have held (a zeroed tail, an empty file): reserved before the journal goes.
+    for (const u of read.unrecorded) {
+      const from = Math.max(u.from, committed + 1)
+      if (u.to < from || [...read.steps.keys()].some((n) => n >= from && n <= u.to)) continue
+      const why = `the journal file ${path.basename(u.file)} lost the bytes that may have held steps ${formatStep(from)}..${formatStep(u.to)} (zeroed or cut by a power cut or a crash); their numbers are not given again`
+      out.unrecorded.push({ agent, from, to: u.to, kept: reserveLost(ws, agent, from, u.to, why) })
+    }
     const jobs = pendingJobs(agent, read, committed, priceTable)
     if (jobs.length > 0) jobsByAgent.set(agent, jobs)
     else fs.rmSync(path.join(ws.journalDir, agent), { recursive: true, force: true })

@@ -1,7 +1,8 @@
 /**
  * What recovery keeps aside, under `<home>/quarantine/<ws>/<agent>/`: journal bytes no whole frame
  * accounts for (`damaged/<segment>@<offset>[-<NNN>].bin`, byte for byte, with a `.txt` saying what
- * they are), and whole entries of an agent whose name can never be a branch (`<NNN>/` with the
+ * they are; whole answer frames of a step whose send half is damaged too, the answer alone beside
+ * them in `.answer`), and whole entries of an agent whose name can never be a branch (`<NNN>/` with the
  * step's files and `reason.txt`; older holdfast versions also put entries here they could not
  * commit), and `lost-<from>-<to>.txt` for steps a power cut took from a branch. Invariant: every
  * number named here counts as given out (`reservedUpTo`); nothing here
@@ -13,7 +14,8 @@ import path from 'node:path'
 import { formatStep, parseStep } from '../../core/naming'
 import { homePaths } from '../../store/home'
 import type { Workspace } from '../../store/workspace'
-import type { Damage, JournalRead } from '../journal/reader'
+import { FRAME } from '../journal/format'
+import { type Damage, type JournalRead, scanFrames } from '../journal/reader'
 import { journalFiles } from '../read'
 import { REQUEST_FILE } from '../../core/layout'
 
@@ -48,18 +50,31 @@ export function keepDamage(ws: Workspace, agent: string, read: JournalRead): Kep
     if (!fs.existsSync(target)) {
       let bytes = data.get(d.file)
       if (!bytes) data.set(d.file, (bytes = fs.readFileSync(d.file)))
-      fs.writeFileSync(`${target}.tmp`, bytes.subarray(d.offset, d.offset + d.length))
+      const region = bytes.subarray(d.offset, d.offset + d.length)
+      fs.writeFileSync(`${target}.tmp`, region)
       fs.renameSync(`${target}.tmp`, target)
       const what =
         d.step === undefined ? 'no legible header' : `step ${formatStep(d.step)}, frame type ${d.type}`
+      const unclaimed =
+        d.kind === 'unclaimed' && d.step !== undefined ? answerOf(d.file, region, d.step) : undefined
+      // The answer alone, beside its frames: what the client got, readable without the journal's format.
+      if (unclaimed) fs.writeFileSync(target.replace(/\.bin$/, '.answer'), unclaimed)
       fs.writeFileSync(
         target.replace(/\.bin$/, '.txt'),
-        `${new Date().toISOString()} ${d.kind} bytes of ${d.file} at ${d.offset}, ${d.length} bytes (${what})\n`,
+        d.kind === 'unclaimed'
+          ? `${new Date().toISOString()} whole frames of ${d.file} at ${d.offset}, ${d.length} bytes, of step ${formatStep(d.step as number)}, whose send half is damaged; its answer's ${unclaimed?.length ?? 0} bytes are in ${path.basename(target, '.bin')}.answer\n`
+          : `${new Date().toISOString()} ${d.kind} bytes of ${d.file} at ${d.offset}, ${d.length} bytes (${what})\n`,
       )
     }
     kept.push({ ...d, agent, kept: target })
   }
   return kept
+}
+
+/** The answer step `n`'s whole frames in `region` hold (its CHUNKs' bytes, in order). */
+function answerOf(file: string, region: Buffer, n: number): Buffer {
+  const chunks = scanFrames(file, region).frames.filter((f) => f.step === n && f.type === FRAME.CHUNK)
+  return Buffer.concat(chunks.map((f) => f.payload))
 }
 
 /** Move an agent's whole journal aside (its name can never be a branch). */
@@ -120,17 +135,35 @@ export function reservedUpTo(ws: Workspace, agent: string): number {
   return max
 }
 
+/** What a `lost-` file says of why (its first line, past the time), or what a cut of the branch says. */
+function lostWhy(file: string): string {
+  try {
+    const line = fs.readFileSync(file, 'utf8').split('\n')[0] ?? ''
+    const why = line.slice(line.indexOf(' ') + 1).trim()
+    if (why) return why
+  } catch {
+    // unreadable: say what most lost- files say
+  }
+  return 'a power cut took it off the branch'
+}
+
 /** Why step `n` of `agent` has no record, from what the quarantine says of it. */
 export function whyMissing(ws: Workspace, agent: string, n: number): string {
   const base = agentDir(ws, agent)
   const step = formatStep(n)
-  for (const name of names(path.join(base, 'damaged')))
-    if (name.endsWith(`-${step}.bin`))
-      return `its journal frame was damaged; the bytes are kept in ${path.join(base, 'damaged', name)}`
+  const damaged = names(path.join(base, 'damaged'))
+  const kept = damaged.find((name) => name.endsWith(`-${step}.bin`))
+  if (kept) {
+    const answer = damaged.find((name) => name.endsWith(`-${step}.answer`))
+    const also = answer
+      ? `; its answer's frames were whole and the answer is kept in ${path.join(base, 'damaged', answer)}`
+      : ''
+    return `its journal frame was damaged; the bytes are kept in ${path.join(base, 'damaged', kept)}${also}`
+  }
   for (const name of names(base)) {
     const lost = /^lost-(\d{3,})-(\d{3,})\.txt$/.exec(name)
     if (lost && n >= (parseStep(lost[1] as string) ?? 0) && n <= (parseStep(lost[2] as string) ?? 0))
-      return `a power cut took it off the branch (${path.join(base, name)})`
+      return `${lostWhy(path.join(base, name))} (${path.join(base, name)})`
     if (name === step || name.startsWith(`${step}.`)) return `it is kept aside in ${path.join(base, name)}`
   }
   return 'no record of it was kept'

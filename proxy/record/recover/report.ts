@@ -30,6 +30,8 @@ export interface Recovery {
   damaged: KeptDamage[]
   /** Numbers given out whose record the journal lost (a damaged send half): never given again. */
   gaps: { agent: string; n: number }[]
+  /** Numbers lost journal bytes may have held (a zeroed tail, an empty file), reserved in `kept`: never given again. */
+  unrecorded: { agent: string; from: number; to: number; kept: string }[]
   quarantined: Quarantined[]
 }
 
@@ -62,10 +64,18 @@ export function describeRecovery(ws: string, r: Recovery): { level: 'info' | 'wa
       level: 'warn',
       line: `${ws}/${g.agent}: step ${formatStep(g.n)} was recorded but its journal frame is damaged; its number is not given again, its bytes are kept aside`,
     })
+  for (const u of r.unrecorded)
+    lines.push({
+      level: 'warn',
+      line: `${ws}/${u.agent}: steps ${formatStep(u.from)}..${formatStep(u.to)} may have been recorded in journal bytes a power cut or a crash zeroed or cut; there is no record of them, and their numbers are not given again (${u.kept})`,
+    })
   for (const d of r.damaged)
     lines.push({
       level: 'warn',
-      line: `${ws}/${d.agent}: ${d.length} ${d.kind} journal bytes kept at ${d.kept}`,
+      line:
+        d.kind === 'unclaimed'
+          ? `${ws}/${d.agent}: step ${formatStep(d.step as number)}'s answer frames are whole but its send half is damaged: they are kept at ${d.kept}, the answer alone in ${d.kept.replace(/\.bin$/, '.answer')}`
+          : `${ws}/${d.agent}: ${d.length} ${d.kind} journal bytes kept at ${d.kept}`,
     })
   for (const q of r.quarantined)
     lines.push({ level: 'warn', line: `${ws}/${q.agent}: step ${q.step} moved aside: ${q.reason}` })

@@ -22,6 +22,7 @@ import {
   configFor,
   eventually,
   git,
+  gitBytes,
   ROOT,
   spawnServe,
   tempHome,
@@ -125,19 +126,79 @@ describe('a full disk', () => {
 })
 
 describe('a full disk during an answer, then a stop', () => {
-  it('says which answers only memory held and that the stop loses them, never that the journal keeps them', async () => {
+  const streamed = (text: string): string =>
+    JSON.stringify({
+      model: MODEL,
+      max_tokens: 16,
+      stream: true,
+      messages: [{ role: 'user', content: text }],
+    })
+  const metaAt = (agent: string, n: string): StepMeta =>
+    JSON.parse(git(repo(), 'show', `agents/${agent}:steps/${agent}/${n}/meta.json`)) as StepMeta
+  const agents = async () =>
+    ((await health()) as unknown as { agents: { agent: string; answers_in_memory: number[] }[] }).agents
+
+  /** Three steps, then the disk fills while step 004's answer is on its way; the client gets it whole. */
+  async function answeredWhileFull(agent: string, answer: string, streams: boolean): Promise<Buffer> {
+    for (const t of ['k1', 'k2', 'k3']) expect((await post(agent, t)).status).toBe(200)
+    await eventually(() => branch(agent).length === 3, 30_000)
+    fake.enqueue({ delayMs: 1500, text: answer })
+    const url = `/w/default/a/${agent}/v1/messages`
+    const answered = postAnthropic(
+      (server as Spawned).url,
+      url,
+      streams ? streamed('while full') : body('while full'),
+    )
+    await eventually(() => receivedBy('while full').length === 1, 10_000)
+    disk('ENOSPC')
+    const r = await answered
+    expect(r.status).toBe(200)
+    expect(r.body.toString()).toContain(answer.slice(0, 200))
+    return r.body
+  }
+
+  it('keeps the answer in the journal through a stop while the disk is full: the next start commits it answered, byte-equal', async () => {
     writeConfig(home, configFor(fake, { timeouts: { shutdown_ms: 1000 } }))
+    server = await serve()
+    const got = await answeredWhileFull('keep', 'z'.repeat(30_000), true)
+    // The commit cannot land (no room for its pack); the answer is in the journal, not only in memory.
+    await eventually(async () => (await health()).commit_faults.some((f) => /ENOSPC/.test(f.error)), 30_000)
+    expect((await agents()).find((a) => a.agent === 'keep')?.answers_in_memory).toEqual([])
+    expect(await server.kill('SIGTERM')).toBe(0)
+    expect(server.stderr()).not.toMatch(/could not keep/)
+    expect(branch('keep')).toEqual(['001', '002', '003'])
+    server = undefined
+    disk(undefined)
+    server = await serve()
+    expect(branch('keep')).toEqual(['001', '002', '003', '004'])
+    expect(metaAt('keep', '004')).toMatchObject({ outcome: 'ok', status: 200, response_file: 'response.sse' })
+    expect(gitBytes(repo(), 'show', 'agents/keep:steps/keep/004/response.sse').equals(got)).toBe(true)
+  })
+
+  it('keeps a JSON answer through a kill -9 while the disk is full: committed answered at the next start', async () => {
+    server = await serve()
+    await answeredWhileFull('killed', 'q'.repeat(20_000), false)
+    await eventually(async () => (await health()).commit_faults.some((f) => /ENOSPC/.test(f.error)), 30_000)
+    await server.kill('SIGKILL')
+    server = undefined
+    disk(undefined)
+    server = await serve()
+    expect(branch('killed')).toEqual(['001', '002', '003', '004'])
+    expect(metaAt('killed', '004')).toMatchObject({ outcome: 'ok', status: 200 })
+    expect(git(repo(), 'show', 'agents/killed:steps/killed/004/response.json')).toContain('q'.repeat(100))
+  })
+
+  it('says which answers only memory held when the reserve is smaller than the answer, and that the stop loses them', async () => {
+    writeConfig(home, configFor(fake, { timeouts: { shutdown_ms: 1000 }, journal: { reserve_bytes: 4096 } }))
     server = await serve()
     expect((await post('mem', 'first')).status).toBe(200)
     await eventually(() => branch('mem').length === 1, 30_000)
     // The request is journaled and sent; the disk fills before the answer comes back.
-    fake.enqueue({ delayMs: 1500 })
+    fake.enqueue({ delayMs: 1500, text: 'm'.repeat(30_000) })
     const answered = post('mem', 'while full')
     await eventually(() => receivedBy('while full').length === 1, 10_000)
     disk('ENOSPC')
     expect((await answered).status).toBe(200)
-    const agents = async () =>
-      ((await health()) as unknown as { agents: { agent: string; answers_in_memory: number[] }[] }).agents
     await eventually(async () => (await agents()).some((a) => a.answers_in_memory.includes(2)), 10_000)
     const code = await server.kill('SIGTERM')
     expect(code).toBe(0)
@@ -147,6 +208,21 @@ describe('a full disk during an answer, then a stop', () => {
     )
     expect(log).not.toContain('some answered steps are not committed yet: they stay in the journal')
     server = undefined
+  })
+
+  it('refuses a new step while the reserve cannot be made whole again, and records again once there is room', async () => {
+    server = await serve()
+    await answeredWhileFull('after', 'r'.repeat(30_000), true)
+    // The disk is full and the reserve was drawn on: the next step is refused before anything is sent.
+    disk(undefined)
+    disk('ENOSPC')
+    const refused = await post('after', 'refused while drawn')
+    expect([refused.status, refused.headers['x-holdfast-error']]).toEqual([500, 'RECORD_WRITE_FAILED'])
+    expect(receivedBy('refused while drawn')).toEqual([])
+    disk(undefined)
+    expect((await post('after', 'k5')).status).toBe(200)
+    await eventually(() => branch('after').length === 5, 30_000)
+    expect(fs.statSync(path.join(wsDir(), 'journal', '.reserve')).size).toBe(4 * 1024 * 1024)
   })
 })
 
@@ -265,6 +341,124 @@ describe('a damaged journal', () => {
     expect(listed.stdout).toMatch(/^002 .* missing\s*$/m)
     expect(listed.stdout).toMatch(
       /step 002 is missing: its journal frame was damaged; the bytes are kept in .*-002\.bin/,
+    )
+  })
+})
+
+describe('a damaged journal costs at most its damaged bytes', () => {
+  const meta = (agent: string, n: number): StepMeta =>
+    ({
+      version: 1,
+      workspace: 'default',
+      agent,
+      step: String(n).padStart(3, '0'),
+      dialect: 'anthropic',
+      endpoint: '/v1/messages',
+      started_at: '2026-12-06T00:00:00.000Z',
+      route: { provider: 'anthropic', url: 'http://x/v1/messages', model: MODEL },
+      request_headers: {},
+      cache_keying_headers: {},
+      hold: { applied: false, reason: 'first-step' },
+      injected_tools: [],
+      changes: [],
+      request_bytes: 0,
+    }) as unknown as StepMeta
+  const answerOf = (n: number): string =>
+    JSON.stringify({
+      id: `msg_${n}`,
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'text', text: `answer ${n}` }],
+    })
+  const head = {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    ttfb_ms: 1,
+    total_ms: 2,
+    ended_at: '2026-12-06T00:00:01.000Z',
+  }
+
+  /** Five answered steps of `agent` in its journal, as a serve killed before their commits leaves them; each SEND's offset. */
+  function journaled(agent: string): { file: string; sends: number[] } {
+    const dir = path.join(wsDir(), 'journal', agent)
+    const journal = new Journal(false)
+    const sends: number[] = []
+    for (let n = 1; n <= 5; n++) {
+      const e = journal.agent(dir).send(n, meta(agent, n), Buffer.from(body(`${agent} ${n}`)))
+      sends.push(e.place.meta.offset - 4 - 16)
+      e.sent()
+      e.chunk(Buffer.from(answerOf(n)))
+      e.head(head)
+    }
+    journal.close()
+    return { file: segmentFiles(dir)[0]!.file, sends }
+  }
+  const metaAt = (agent: string, n: string): StepMeta =>
+    JSON.parse(git(repo(), 'show', `agents/${agent}:steps/${agent}/${n}/meta.json`)) as StepMeta
+
+  it("keeps a step's whole answer frames aside when a flipped byte damaged its send half, and says where", async () => {
+    const { file, sends } = journaled('send')
+    const data = fs.readFileSync(file)
+    const at = (sends[1] as number) + 60 // inside step 2's SEND
+    data.writeUInt8(data.readUInt8(at) ^ 0x10, at)
+    fs.writeFileSync(file, data)
+    server = await serve()
+    expect(branch('send')).toEqual(['001', '003', '004', '005'])
+    expect(server.stderr()).toMatch(
+      /send: step 002's answer frames are whole but its send half is damaged: they are kept at/,
+    )
+    const damaged = path.join(home, 'quarantine', 'default', 'send', 'damaged')
+    const answer = fs.readdirSync(damaged).find((f) => f.endsWith('-002.answer')) as string
+    expect(fs.readFileSync(path.join(damaged, answer), 'utf8')).toBe(answerOf(2))
+    // The journal file is gone (its other steps are committed); the damaged bytes and the answer's frames are not.
+    expect(fs.existsSync(file)).toBe(false)
+    const frames = fs.readdirSync(damaged).filter((f) => f.endsWith('.bin'))
+    expect(frames).toHaveLength(2)
+    const listed = cli(['steps', 'default', 'send', '--home', home], env())
+    expect(listed.stdout).toMatch(
+      /step 002 is missing: its journal frame was damaged; .*the answer is kept in .*-002\.answer/,
+    )
+    expect((await post('send', 'after')).status).toBe(200)
+    await eventually(() => branch('send').includes('006'), 30_000)
+  })
+
+  it('commits as answered a step whose HEAD a torn last write cut 7 bytes short: its chunks hold the whole answer', async () => {
+    const { file } = journaled('torn')
+    fs.truncateSync(file, fs.statSync(file).size - 7)
+    server = await serve()
+    expect(branch('torn')).toEqual(['001', '002', '003', '004', '005'])
+    expect(metaAt('torn', '005')).toMatchObject({
+      outcome: 'ok',
+      status: 200,
+      response_file: 'response.json',
+    })
+    expect(git(repo(), 'show', 'agents/torn:steps/torn/005/response.json')).toBe(answerOf(5))
+    expect(server.stderr()).toMatch(/torn: \d+ torn journal bytes kept at .*-005\.bin/)
+  })
+
+  it("keeps a zeroed tail's numbers reserved: the next step is numbered after every step it could have held", async () => {
+    const { file, sends } = journaled('zero')
+    const data = fs.readFileSync(file)
+    data.fill(0, sends[3] as number) // steps 4 and 5: written, then zeroed by a power cut
+    fs.writeFileSync(file, data)
+    server = await serve()
+    expect(branch('zero')).toEqual(['001', '002', '003'])
+    expect(server.stderr()).toMatch(
+      /zero: steps 004\.\.\d{3} may have been recorded in journal bytes .* their numbers are not given again/,
+    )
+    expect((await post('zero', 'after the cut')).status).toBe(200)
+    await eventually(() => branch('zero').length === 4, 30_000)
+    const next = Number(branch('zero')[3])
+    expect(next).toBeGreaterThan(5)
+    // Restarted, the reservation holds (the journal file that named those numbers is gone).
+    await server.kill('SIGTERM')
+    server = await serve()
+    expect((await post('zero', 'later')).status).toBe(200)
+    await eventually(() => branch('zero').length === 5, 30_000)
+    expect(Number(branch('zero')[4])).toBe(next + 1)
+    const listed = cli(['steps', 'default', 'zero', '--home', home], env())
+    expect(listed.stdout).toMatch(
+      /step 004 is missing: the journal file 001\.log lost the bytes that may have held steps 004\.\./,
     )
   })
 })

@@ -151,3 +151,51 @@ describe('files a crash left', () => {
     second.close()
   })
 })
+
+describe('a disk that fills mid-answer, with a reserve', () => {
+  const HEAD = { status: 200, headers: {}, ttfb_ms: 1, total_ms: 2, ended_at: 'x' }
+  const reserve = (): number => fs.statSync(path.join(dir, '.reserve')).size
+  const refuseOnce = (): void => {
+    jest.spyOn(fs, 'writevSync').mockImplementationOnce(() => {
+      throw enospc()
+    })
+  }
+
+  it("writes a sent step's refused answer frame again into room the reserve gives back: the answer and its HEAD are whole", () => {
+    const journal = new Journal(false, 256 * 1024)
+    const e = journal.agent(path.join(dir, 'a')).send(1, meta(1), Buffer.from('{}'))
+    expect(reserve()).toBe(256 * 1024)
+    e.sent()
+    e.chunk(Buffer.from('data: one\n\n'))
+    shortWriteOnce(4)
+    e.chunk(Buffer.from('data: two\n\n'))
+    refuseOnce()
+    e.head(HEAD)
+    expect(reserve()).toBe(256 * 1024 - 2 * 64 * 1024)
+    const s = readJournal(path.join(dir, 'a')).steps.get(1)!
+    expect([s.answer.toString(), s.head?.bytes]).toEqual(['data: one\n\ndata: two\n\n', 22])
+    expect(readJournal(path.join(dir, 'a')).damage).toEqual([])
+    journal.close()
+  })
+
+  it('never draws on it for a send half, and refuses a new step while it cannot be made whole again', () => {
+    const journal = new Journal(false, 256 * 1024)
+    const a = journal.agent(path.join(dir, 'a'))
+    refuseOnce()
+    expect(() => a.send(1, meta(1), Buffer.from('{}'))).toThrow(/ENOSPC/)
+    expect(reserve()).toBe(256 * 1024)
+    const e1 = a.send(1, meta(1), Buffer.from('{}'))
+    e1.sent()
+    refuseOnce()
+    e1.chunk(Buffer.from('drawn on')) // the answer of a sent step draws on the reserve
+    expect(reserve()).toBe(256 * 1024 - 64 * 1024)
+    jest.spyOn(fs, 'writeSync').mockImplementationOnce(() => {
+      throw enospc()
+    })
+    expect(() => a.send(2, meta(2), Buffer.from('{}'))).toThrow(/reserve .* could not be made whole/)
+    expect(readJournal(path.join(dir, 'a')).steps.size).toBe(1)
+    a.send(2, meta(2), Buffer.from('{}'))
+    expect(reserve()).toBe(256 * 1024)
+    journal.close()
+  })
+})

@@ -14,6 +14,7 @@ const nothing: Recovery = {
   waiting: [],
   damaged: [],
   gaps: [],
+  unrecorded: [],
   quarantined: [],
 }
 
@@ -40,6 +41,7 @@ describe('describeRecovery', () => {
       waiting: [{ agent: 'b', from: 2, to: 5, error: 'EROFS' }],
       damaged: [{ agent: 'c', file: '001.log', offset: 0, length: 7, kind: 'torn', kept: '/q/c/damaged/x' }],
       gaps: [{ agent: 'c', n: 9 }],
+      unrecorded: [],
       quarantined: [{ agent: 'd/e', step: '001', reason: 'not a branch name' }],
     })
     expect(lines.map((l) => l.level)).toEqual([
@@ -61,6 +63,29 @@ describe('describeRecovery', () => {
     expect(lines[5]?.line).toContain('w/c: step 009 was recorded but its journal frame is damaged')
     expect(lines[6]?.line).toBe('w/c: 7 torn journal bytes kept at /q/c/damaged/x')
     expect(lines[7]?.line).toBe('w/d/e: step 001 moved aside: not a branch name')
+  })
+
+  it("says which numbers lost journal bytes may have held, and where a damaged send half's whole answer frames are kept", () => {
+    const lines = describeRecovery('w', {
+      ...nothing,
+      unrecorded: [{ agent: 'z', from: 4, to: 7, kept: '/q/z/lost-004-007.txt' }],
+      damaged: [
+        {
+          agent: 'f',
+          file: '001.log',
+          offset: 600,
+          length: 171,
+          kind: 'unclaimed',
+          step: 2,
+          type: 2,
+          kept: '/q/f/damaged/001@600-002.bin',
+        },
+      ],
+    }).map((l) => l.line)
+    expect(lines).toEqual([
+      'w/z: steps 004..007 may have been recorded in journal bytes a power cut or a crash zeroed or cut; there is no record of them, and their numbers are not given again (/q/z/lost-004-007.txt)',
+      "w/f: step 002's answer frames are whole but its send half is damaged: they are kept at /q/f/damaged/001@600-002.bin, the answer alone in /q/f/damaged/001@600-002.answer",
+    ])
   })
 
   it('says in one line how many orphan pack files a start removed, and which', () => {

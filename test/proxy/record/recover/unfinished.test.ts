@@ -108,6 +108,7 @@ describe('pendingJobs and gapsOf', () => {
     ],
     highest: 6,
     lastIn: new Map([['/j/001.log', 3]]),
+    unrecorded: [],
   })
 
   it('makes a job of each step above the branch, in step order, with its model and its place', () => {
