@@ -22,7 +22,8 @@ import { syncRegistrations } from './tools/registration'
 import { hookPreparer } from './store/hook-install'
 import { isLoopbackBind } from './http/address'
 import { ServerContext } from './live/context'
-import { Remotes } from './remote'
+import { pushOptions, Remotes } from './remote'
+import { healAtStart } from './remote/heal'
 import type { Logger } from './process/log'
 import { createServer, listen } from './server'
 import { hideHomeInErrors } from './http/respond'
@@ -101,6 +102,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     const token = configured ?? serveToken(opts.home, opts.log)
     for (const warning of [...exposedHome(opts.home), ...exposedSecrets(opts.home)]) opts.log.warn(warning)
     const waiting: { ws: string; agent: string }[] = []
+    const heal = pushOptions(config)
     for (const name of await listWorkspaces(opts.home)) {
       // A workspace that cannot be recovered is reported and skipped: it never stops serve.
       try {
@@ -108,7 +110,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           durable: config.journal?.fsync === true,
           prepare: hookPreparer(opts.log), // ensure() installs or refreshes the hook
         })
-        const r = await recoverWorkspace(ws, opts.log, config.prices)
+        // Before the journal's steps are committed: a branch behind what was pushed is fetched back.
+        const r = await recoverWorkspace(ws, opts.log, config.prices, () => healAtStart(ws, heal, opts.log))
         for (const { level, line } of describeRecovery(name, r)) opts.log[level]({ ws: name }, line)
         for (const w of r.waiting) waiting.push({ ws: name, agent: w.agent })
         for (const warning of await configWarnings(ws.repo, config.providers)) {
