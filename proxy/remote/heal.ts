@@ -39,6 +39,7 @@ import {
   pushStateFor,
   type PushState,
   readPushState,
+  stepName,
   writePushState,
 } from './state'
 
@@ -138,7 +139,7 @@ export function divergence(
   remote: Tip,
   at: string,
 ): Diverged {
-  const side = sideRef(state.machine, agent, formatStep(s.base), state.form)
+  const side = sideRef(state.machine, agent, stepName(s.base), state.form)
   const was = state.diverged?.[agent]
   return {
     base_step: s.base,

@@ -49,9 +49,13 @@ export interface Diverged {
   at: string
 }
 
+/** A step as the sentences name it: `003`, or `000` for none (a history shares no step, or holds none). */
+export const stepName = (n: number): string => (n > 0 ? formatStep(n) : '000')
+
 /** One sentence for a diverged agent (health, remote show, the log). */
 export function divergedSentence(agent: string, d: Diverged): string {
-  return `${agent}: the remote's history (up to step ${formatStep(d.remote_step)}) and this machine's (up to ${formatStep(d.local_step)}) diverged after step ${formatStep(d.base_step)}; both are kept: the remote's where it was, this machine's ${d.pushed ? `pushed up to step ${formatStep(d.pushed.step)}` : 'pushed'} to ${d.side_ref}`
+  const split = d.base_step > 0 ? `after step ${formatStep(d.base_step)}` : 'from their first step'
+  return `${agent}: the remote's history (up to step ${stepName(d.remote_step)}) and this machine's (up to ${stepName(d.local_step)}) diverged ${split}; both are kept: the remote's where it was, this machine's ${d.pushed ? `pushed up to step ${stepName(d.pushed.step)}` : 'pushed'} to ${d.side_ref}`
 }
 
 /**

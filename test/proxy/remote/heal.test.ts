@@ -166,3 +166,26 @@ test('histories that diverged anyway are both kept: the local steps go to a side
   expect(remoteRef(MAIN)).toBe(theirs)
   expect(fs.readdirSync(path.join(p.home, 'quarantine', 'default', 'main'))).toEqual(['lost-006-018.txt'])
 })
+
+test('a start whose remote is down serves all the same, numbers after what was pushed, and says the fetch failed', async () => {
+  const at = await pushedUpTo18()
+  cut(at, true)
+  await server.down()
+  await p.restart()
+  await step('s19')
+  await p.settled()
+  expect(steps('agents/main')).toEqual([...numbered(1, 3), '019'])
+  expect(lines.map((l) => String(l.msg))).toContainEqual(
+    expect.stringMatching(/behind what was pushed to holdfast, and fetching it back failed/),
+  )
+  // Once the remote answers, the two histories are kept side by side, not refused for good.
+  await server.up()
+  await step('s20')
+  await p.settled()
+  await eventually(
+    () => remoteRef('refs/holdfast/laptop-a/diverged/main/after-003') === localTip(),
+    20_000,
+    'pushed beside the remote',
+  )
+  expect(steps(MAIN, bare)).toEqual(numbered(1, 18))
+})
