@@ -4,7 +4,9 @@
  * serve.json; `close` waits for in-flight steps at most `timeouts.shutdown_ms` (then aborts them,
  * recorded as interrupted), finishes the commits, flushes the spans (at most TELEMETRY_CLOSE_MS),
  * then releases everything. Invariant: recovery commits every recorded step in step order before
- * the first new request is accepted; without a telemetry endpoint nothing of OpenTelemetry loads.
+ * the first new request is accepted, after a branch behind what its remote holds of it is fetched
+ * back (remote/heal: only when something local says so); without a telemetry endpoint nothing of
+ * OpenTelemetry loads.
  */
 import { noun } from './core/saving-words'
 import { formatStep } from './core/naming'
@@ -179,7 +181,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         `could not write ${homePaths.serveJson(opts.home)} (${faultCode(err)}): serving on ${url}, but the git hooks and other holdfast commands cannot find this serve until it is restarted with room on the disk`,
       )
     }
-    ctx.remotes.start() // in the background: a remote that is down never delays the start
+    ctx.remotes.start() // in the background: only a heal (remote/heal, above) waits for the remote
     let closing: Promise<void> | undefined
     const up = upstream
     const shutdownMs = config.timeouts?.shutdown_ms ?? SHUTDOWN_MS
