@@ -5,8 +5,8 @@
  * recorded as interrupted), finishes the commits, flushes the spans (at most TELEMETRY_CLOSE_MS),
  * then releases everything. Invariant: recovery commits every recorded step in step order before
  * the first new request is accepted, after a branch behind what its remote holds of it is fetched
- * back (remote/heal: only when something local says so); without a telemetry endpoint nothing of
- * OpenTelemetry loads.
+ * back (remote/heal: one bounded fetch per workspace with a remote); without a telemetry endpoint
+ * nothing of OpenTelemetry loads.
  */
 import { noun } from './core/saving-words'
 import { formatStep } from './core/naming'

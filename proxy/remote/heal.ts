@@ -67,6 +67,8 @@ export async function fetchOwn(
   ws: Workspace,
   machine: string,
   timeoutMs: number,
+  /** `timeoutMs` counts time without progress (else in all). */
+  idle = true,
 ): Promise<string | undefined> {
   const r = await runGitIn(
     ws.repo.gitdir,
@@ -82,7 +84,7 @@ export async function fetchOwn(
       REMOTE,
       ...ownRefspecs(machine),
     ],
-    { timeoutMs, idle: true, remote: true },
+    { timeoutMs, idle, remote: true },
   )
   return r.code === 0 ? undefined : failure(r, timeoutMs)
 }
@@ -164,19 +166,26 @@ async function suspect(ws: Workspace, agent: string, state: PushState | undefine
   return told > committed
 }
 
+/**
+ * How long a start waits for the remote when nothing local suspects a loss (a cut with
+ * `journal.fsync: false` can take every local trace of it: only the remote knows then).
+ */
+export const CHECK_MS = 10_000
+
 export interface HealOptions {
   machine: string
   refs: 'auto' | RefForm
+  /** The limit without progress of a fetch that something local asks for (remote.timeout_s). */
   timeoutMs: number
 }
 
 /**
- * At a start, before the journal's steps are committed and before any step is numbered: when
- * anything local (push.json, the reflog, the tracking refs) says the remote holds steps a branch
- * lacks, fetch this machine's agents back and fast-forward each branch the remote's extends;
- * record what diverged. Without a remote, or with nothing to suspect, nothing runs (no network).
- * Never throws: a fetch that fails leaves the branches as they are (numbering then reserves what
- * the remote was told, live/agents), and says so.
+ * At a start, before the journal's steps are committed and before any step is numbered: fetch
+ * this machine's agents back from the remote and fast-forward each branch the remote's copy
+ * extends; record what diverged. When something local (push.json, the reflog, the tracking refs)
+ * says a branch is behind, the fetch may take `timeoutMs` without progress; otherwise CHECK_MS in
+ * all. Without a remote nothing runs. Never throws: a fetch that fails leaves the branches as they
+ * are (numbering then reserves what the remote was told, live/agents), and says so.
  */
 export async function healAtStart(ws: Workspace, opts: HealOptions, log: Logger): Promise<void> {
   try {
@@ -186,16 +195,17 @@ export async function healAtStart(ws: Workspace, opts: HealOptions, log: Logger)
     const locals = new Map(
       (await listRefs(ws.repo, AGENTS_PREFIX)).map((r) => [r.ref.slice(AGENTS_PREFIX.length), r.oid]),
     )
-    const agents = new Set([...locals.keys(), ...Object.keys(saved?.agents ?? {})])
     let suspected = false
-    for (const agent of agents) suspected ||= await suspect(ws, agent, saved)
-    if (!suspected) return
-    const error = await fetchOwn(ws, opts.machine, opts.timeoutMs)
+    for (const agent of new Set([...locals.keys(), ...Object.keys(saved?.agents ?? {})]))
+      suspected ||= await suspect(ws, agent, saved)
+    const error = await fetchOwn(ws, opts.machine, suspected ? opts.timeoutMs : CHECK_MS, suspected)
     if (error) {
-      log.warn(
-        { ws: ws.name },
-        `${ws.name}: a branch here is behind what was pushed to ${REMOTE}, and fetching it back failed (${error}); new steps are numbered after the remote's, and the histories are kept side by side once the remote answers`,
-      )
+      if (suspected)
+        log.warn(
+          { ws: ws.name },
+          `${ws.name}: a branch here is behind what was pushed to ${REMOTE}, and fetching it back failed (${error}); new steps are numbered after the remote's, and the histories are kept side by side once the remote answers`,
+        )
+      else log.info({ ws: ws.name }, `${ws.name}: could not compare the branches with ${REMOTE} (${error})`)
       return
     }
     const state = pushStateFor(saved, shownUrl(url), opts.machine, opts.refs)

@@ -130,17 +130,36 @@ test('a branch a cut rewound below what was pushed is fast-forwarded from the re
   expect(shown.stdout).toMatch(/main: fetched back steps 004–018 from the remote/)
 })
 
+test('a cut that took every local trace of what was pushed (push.json too) is healed all the same: the start asks the remote', async () => {
+  const at = await pushedUpTo18()
+  const theirs = remoteRef(MAIN) as string
+  cut(at, false) // push.json says 003, the reflog 003, the journal nothing
+  await p.restart()
+  expect(localTip()).toBe(theirs)
+  await step('s19')
+  await p.settled()
+  expect(steps('agents/main')).toEqual(numbered(1, 19))
+  await eventually(() => remoteRef(MAIN) === localTip(), 20_000, 'step 019 pushed')
+})
+
 test('histories that diverged anyway are both kept: the local steps go to a side ref, and health, remote show and the log say so', async () => {
   const at = await pushedUpTo18()
   const theirs = remoteRef(MAIN) as string
-  cut(at, false) // the cut took push.json too: it says 003
+  cut(at, false)
+  await server.down() // nothing here, nor the remote, can say 004–018 were given
   await p.restart()
   // Nothing here knew of 004–018: new steps took those numbers, on a history the remote lacks.
   await step('t4')
   await step('t5')
   await p.settled()
   expect(steps('agents/main')).toEqual(numbered(1, 5))
+  await server.up()
   await eventually(() => remoteRef(SIDE) === localTip(), 20_000, 'pushed beside the remote')
+  await eventually(
+    () => readPushState(p.home, 'default')?.diverged?.main?.pushed?.step === 5,
+    10_000,
+    'state written',
+  )
   expect(remoteRef(MAIN)).toBe(theirs) // the remote's 004–018 stay
   expect(steps(MAIN, bare)).toEqual(numbered(1, 18))
   const health = (await (await fetch(`${p.url}/_holdfast/health`)).json()) as {
