@@ -43,7 +43,7 @@ import {
   writePushState,
 } from './state'
 
-/** A tip and the step its commit records (0: not a step commit of the agent). */
+/** A tip and the step its commit records (0: none of the agent's). */
 export interface Tip {
   commit: string
   step: number
@@ -59,10 +59,7 @@ async function stepOf(ws: Workspace, agent: string, commit: string): Promise<num
   }
 }
 
-/**
- * Fetch this machine's own agents from the remote into their tracking refs (a ref the remote no
- * longer has goes). Kept as a pack (the store writes no loose objects). Returns why it failed.
- */
+/** Fetch this machine's own agents into their tracking refs, as a pack (no loose objects); why it failed. */
 export async function fetchOwn(
   ws: Workspace,
   machine: string,
@@ -179,6 +176,41 @@ export interface HealOptions {
   timeoutMs: number
 }
 
+/** Compare one agent's branch with the remote's copy: fast-forward it, or record the divergence. */
+async function healOne(
+  ws: Workspace,
+  state: PushState,
+  agent: string,
+  local: string | undefined,
+  at: string,
+  log: Logger,
+): Promise<void> {
+  const remote = await remoteTip(ws, agent, state.form)
+  if (!remote) return
+  const s = await standing(ws, agent, local, remote)
+  const diverged = state.diverged as Record<string, Diverged>
+  if (s.kind === 'diverged') {
+    diverged[agent] = divergence(state, agent, s, remote, at)
+    log.warn({ ws: ws.name, agent }, `${ws.name}/${divergedSentence(agent, diverged[agent])}`)
+    return
+  }
+  delete diverged[agent]
+  if (s.kind !== 'behind') return
+  const from = local ? await stepOf(ws, agent, local) : 0
+  const subject = (await readCommitInfo(ws.repo, remote.commit)).message.split('\n')[0] as string
+  await casRef(ws.repo, agentRef(agent), remote.commit, local ?? null, {
+    durable: ws.options.durable,
+    reflog: `${HEAL_REFLOG_PREFIX}${subject}`,
+  })
+  const healed = { from_step: from, to_step: remote.step, commit: remote.commit, at }
+  ;(state.healed as NonNullable<PushState['healed']>)[agent] = healed
+  state.agents[agent] ??= { step: remote.step, commit: remote.commit, at }
+  log.warn(
+    { ws: ws.name, agent, from: stepName(from), to: formatStep(remote.step) },
+    `${ws.name}/${agent}: fetched back steps ${formatStep(from + 1)}–${formatStep(remote.step)} from ${REMOTE} (this machine's own commits, which a power cut took here); the branch goes on from ${formatStep(remote.step)}`,
+  )
+}
+
 /**
  * At a start, before the journal's steps are committed and before any step is numbered: fetch
  * this machine's agents back from the remote and fast-forward each branch the remote's copy
@@ -213,37 +245,13 @@ export async function healAtStart(ws: Workspace, opts: HealOptions, log: Logger)
       (r) => r.ref.split('/').pop() as string,
     )
     const at = new Date().toISOString()
-    for (const agent of new Set([...locals.keys(), ...tracked])) {
-      const remote = await remoteTip(ws, agent, state.form)
-      if (!remote) continue
-      const local = locals.get(agent)
-      const s = await standing(ws, agent, local, remote)
-      const diverged = state.diverged as Record<string, Diverged>
-      if (s.kind === 'diverged') {
-        diverged[agent] = divergence(state, agent, s, remote, at)
-        log.warn({ ws: ws.name, agent }, `${ws.name}/${divergedSentence(agent, diverged[agent])}`)
-        continue
-      }
-      delete diverged[agent]
-      if (s.kind !== 'behind') continue
-      const from = local ? await stepOf(ws, agent, local) : 0
-      const subject = (await readCommitInfo(ws.repo, remote.commit)).message.split('\n')[0] as string
-      await casRef(ws.repo, agentRef(agent), remote.commit, local ?? null, {
-        durable: ws.options.durable,
-        reflog: `${HEAL_REFLOG_PREFIX}${subject}`,
-      })
-      ;(state.healed as NonNullable<PushState['healed']>)[agent] = {
-        from_step: from,
-        to_step: remote.step,
-        commit: remote.commit,
-        at,
-      }
-      state.agents[agent] ??= { step: remote.step, commit: remote.commit, at }
-      log.warn(
-        { ws: ws.name, agent, from: formatStep(from), to: formatStep(remote.step) },
-        `${ws.name}/${agent}: fetched back steps ${formatStep(from + 1)}–${formatStep(remote.step)} from ${REMOTE} (this machine's own commits, which a power cut took here); the branch goes on from ${formatStep(remote.step)}`,
+    for (const agent of new Set([...locals.keys(), ...tracked]))
+      await healOne(ws, state, agent, locals.get(agent), at, log).catch((err: unknown) =>
+        log.warn(
+          { ws: ws.name, agent, err: String(err) },
+          `${ws.name}/${agent}: comparing with ${REMOTE} failed`,
+        ),
       )
-    }
     await writePushState(ws.home, ws.name, state)
   } catch (err) {
     log.warn({ ws: ws.name, err: String(err) }, `${ws.name}: comparing the branches with ${REMOTE} failed`)

@@ -130,12 +130,31 @@ test('a branch a cut rewound below what was pushed is fast-forwarded from the re
   expect(shown.stdout).toMatch(/main: fetched back steps 004–018 from the remote/)
 })
 
-test('a cut that took every local trace of what was pushed (push.json too) is healed all the same: the start asks the remote', async () => {
+test('a cut that took every local trace of what was pushed (push.json too), a whole branch included, is healed all the same: the start asks the remote', async () => {
   const at = await pushedUpTo18()
+  // An agent whose every step came after the moment the cut goes back to.
+  await p.restart()
+  const late = (
+    await postAnthropic(
+      p.url,
+      '/w/default/a/late/v1/messages',
+      JSON.stringify({ model: 'claude-fake-1', max_tokens: 8, messages: [{ role: 'user', content: 'l1' }] }),
+    )
+  ).status
+  expect(late).toBe(200)
+  await p.settled()
+  const lateRef = 'refs/holdfast/laptop-a/agents/late'
+  await eventually(() => remoteRef(lateRef) !== undefined, 20_000, 'late pushed')
+  await p.stop()
   const theirs = remoteRef(MAIN) as string
-  cut(at, false) // push.json says 003, the reflog 003, the journal nothing
+  cut(at, false) // push.json says 003, the reflog 003, the journal nothing, no branch late
+  expect(() => git(p.repo(), 'rev-parse', '--verify', 'agents/late')).toThrow()
   await p.restart()
   expect(localTip()).toBe(theirs)
+  expect(git(p.repo(), 'rev-parse', 'agents/late').trim()).toBe(remoteRef(lateRef))
+  expect(lines.map((l) => String(l.msg))).toContainEqual(
+    expect.stringMatching(/late: fetched back steps 001–001 from holdfast/),
+  )
   await step('s19')
   await p.settled()
   expect(steps('agents/main')).toEqual(numbered(1, 19))
