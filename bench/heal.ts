@@ -79,7 +79,7 @@ function step(url: string, agent: string, mark: string): Promise<boolean> {
 /** Number → request of `rev`'s steps of `agent` in `repo` (none when the ref is absent). */
 function stepsAt(repo: string, rev: string, agent: string): Map<string, string> {
   const out = new Map<string, string>()
-  let names: string[] = []
+  let names: string[]
   try {
     names = sh('git', ['-C', repo, 'ls-tree', '--name-only', rev, `steps/${agent}/`])
       .trim()
