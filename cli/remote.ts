@@ -15,7 +15,13 @@ import { pullConfig } from '../proxy/remote/config-pull'
 import { failure, RemoteUrl, runGitIn } from '../proxy/remote/git'
 import { pushOptions } from '../proxy/remote'
 import { REMOTE, remoteAgentRef, shownUrl, urlHasPassword } from '../proxy/remote/refs'
-import { readPullReport, readPushState, writePullReport, type LineageResult } from '../proxy/remote/state'
+import {
+  divergedSentence,
+  readPullReport,
+  readPushState,
+  writePullReport,
+  type LineageResult,
+} from '../proxy/remote/state'
 import { fetchTeammates, teammates } from '../proxy/remote/teammates'
 import type { Workspace } from '../proxy/store/workspace'
 import { existingWorkspace } from './lookup'
@@ -178,6 +184,12 @@ async function show(home: string, wsName: string, json: boolean): Promise<void> 
       out(`  ${agent}: up to step ${formatStep(p.step)} (${p.commit.slice(0, 8)})`)
     for (const [agent, p] of Object.entries(push.refused))
       out(`  ${agent}: refused at step ${formatStep(p.step)}: ${p.reason}`)
+    for (const [agent, d] of Object.entries(push.diverged ?? {}))
+      out(`  DIVERGED ${divergedSentence(agent, d)}`)
+    for (const [agent, h] of Object.entries(push.healed ?? {}))
+      out(
+        `  ${agent}: fetched back steps ${formatStep(h.from_step + 1)}–${formatStep(h.to_step)} from the remote at ${h.at} (a power cut had taken them here)`,
+      )
   }
   if (config) {
     out(`config pulled ${config.at}${config.error ? `: failed: ${config.error}` : ':'}`)

@@ -4,7 +4,9 @@
  * serve.json; `close` waits for in-flight steps at most `timeouts.shutdown_ms` (then aborts them,
  * recorded as interrupted), finishes the commits, flushes the spans (at most TELEMETRY_CLOSE_MS),
  * then releases everything. Invariant: recovery commits every recorded step in step order before
- * the first new request is accepted; without a telemetry endpoint nothing of OpenTelemetry loads.
+ * the first new request is accepted, after a branch behind what its remote holds of it is fetched
+ * back (remote/heal: one bounded fetch per workspace with a remote); without a telemetry endpoint
+ * nothing of OpenTelemetry loads.
  */
 import { noun } from './core/saving-words'
 import { formatStep } from './core/naming'
@@ -22,7 +24,8 @@ import { syncRegistrations } from './tools/registration'
 import { hookPreparer } from './store/hook-install'
 import { isLoopbackBind } from './http/address'
 import { ServerContext } from './live/context'
-import { Remotes } from './remote'
+import { pushOptions, Remotes } from './remote'
+import { healAtStart } from './remote/heal'
 import type { Logger } from './process/log'
 import { createServer, listen } from './server'
 import { hideHomeInErrors } from './http/respond'
@@ -101,6 +104,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     const token = configured ?? serveToken(opts.home, opts.log)
     for (const warning of [...exposedHome(opts.home), ...exposedSecrets(opts.home)]) opts.log.warn(warning)
     const waiting: { ws: string; agent: string }[] = []
+    const heal = pushOptions(config)
     for (const name of await listWorkspaces(opts.home)) {
       // A workspace that cannot be recovered is reported and skipped: it never stops serve.
       try {
@@ -108,7 +112,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           durable: config.journal?.fsync === true,
           prepare: hookPreparer(opts.log), // ensure() installs or refreshes the hook
         })
-        const r = await recoverWorkspace(ws, opts.log, config.prices)
+        // Before the journal's steps are committed: a branch behind what was pushed is fetched back.
+        const r = await recoverWorkspace(ws, opts.log, config.prices, () => healAtStart(ws, heal, opts.log))
         for (const { level, line } of describeRecovery(name, r)) opts.log[level]({ ws: name }, line)
         for (const w of r.waiting) waiting.push({ ws: name, agent: w.agent })
         for (const warning of await configWarnings(ws.repo, config.providers)) {
@@ -176,7 +181,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         `could not write ${homePaths.serveJson(opts.home)} (${faultCode(err)}): serving on ${url}, but the git hooks and other holdfast commands cannot find this serve until it is restarted with room on the disk`,
       )
     }
-    ctx.remotes.start() // in the background: a remote that is down never delays the start
+    ctx.remotes.start() // in the background: only a heal (remote/heal, above) waits for the remote
     let closing: Promise<void> | undefined
     const up = upstream
     const shutdownMs = config.timeouts?.shutdown_ms ?? SHUTDOWN_MS

@@ -12,7 +12,7 @@ import { Mutex } from '../core/mutex'
 import { readJournal } from '../record/journal/reader'
 import { pendingJobs } from '../record/recover'
 import { reserveLost, reservedUpTo } from '../record/recover/quarantine'
-import { readPushState } from '../remote/state'
+import { highestTold } from './numbering'
 import type { HoldfastConfig } from '../store/config'
 import type { Committer } from '../record/commit/committer'
 import type { Workspace } from '../store/workspace'
@@ -102,21 +102,19 @@ export class AgentState {
         const read = readJournal(this.journalDir)
         this.committed = await this.ws.committedSteps(this.name)
         // A number quarantine names (damaged, or kept aside by an older holdfast) is not given again,
-        // nor one the remote was told of: a cut that took local commits the remote holds must not
-        // number new steps over them (they would diverge from the remote for good).
-        const pushed = readPushState(this.ws.home, this.ws.name)?.agents[this.name]?.step ?? 0
-        this.next = Math.max(this.committed, read.highest, reservedUpTo(this.ws, this.name), pushed) + 1
-        if (pushed > this.committed && pushed > read.highest) {
-          reserveLost(
-            this.ws,
-            this.name,
-            this.committed + 1,
-            pushed,
-            `the remote holds steps up to ${formatStep(pushed)} that this machine's branch lost`,
-          )
+        // nor one anything else says was given (live/numbering: push.json, the remote's copy, the
+        // reflog, the journal's file names): a cut that took local commits must not number new
+        // steps over them (over the remote's copies they would diverge from it for good).
+        const reserved = reservedUpTo(this.ws, this.name)
+        const told = await highestTold(this.ws, this.name, this.journalDir)
+        this.next = Math.max(this.committed, read.highest, reserved, told.n) + 1
+        const known = Math.max(this.committed, read.highest, reserved)
+        if (told.n > known) {
+          const why = `${told.by.join(', ')}, but this machine's branch ends at ${formatStep(this.committed)} (a power cut took the rest)`
+          reserveLost(this.ws, this.name, known + 1, told.n, why)
           this.log.warn(
-            { ws: this.ws.name, agent: this.name, committed: this.committed, pushed },
-            `${this.ws.name}/${this.name}: the remote holds steps up to ${formatStep(pushed)} but this machine's branch ends at ${formatStep(this.committed)} (a power cut took them); new steps are numbered from ${formatStep(pushed + 1)}, and holdfast remote fetch reads the remote's copies`,
+            { ws: this.ws.name, agent: this.name, committed: this.committed, told: told.n },
+            `${this.ws.name}/${this.name}: ${why}; new steps are numbered from ${formatStep(told.n + 1)} (what the remote holds stays there: holdfast remote show says how the histories stand)`,
           )
         }
         // Steps a fault kept from their commit at start go first, in order, before any new one.

@@ -11,7 +11,7 @@ import { pullConfig } from './config-pull'
 import { RemoteUrl } from './git'
 import { Pusher, type PushOptions } from './pusher'
 import { machineName } from './refs'
-import { type PullReport, readPullReport, writePullReport } from './state'
+import { divergedSentence, type PullReport, readPullReport, writePullReport } from './state'
 
 export const DEFAULTS = {
   refs: 'auto',
@@ -148,12 +148,17 @@ export class Remotes {
   health(): Record<string, unknown>[] {
     return [...this.pushers.values()]
       .filter((p) => p.phase !== 'no-remote')
-      .map((p) => ({
-        workspace: p.ws.name,
-        machine: this.options.machine,
-        ...p.report,
-        config: readPullReport(this.home, p.ws.name) ?? null,
-      }))
+      .map((p) => {
+        const report = p.report
+        return {
+          workspace: p.ws.name,
+          machine: this.options.machine,
+          // What needs a person: histories that diverged (both kept), said as sentences.
+          warnings: Object.entries(report.diverged ?? {}).map(([a, d]) => divergedSentence(a, d)),
+          ...report,
+          config: readPullReport(this.home, p.ws.name) ?? null,
+        }
+      })
   }
 
   async close(): Promise<void> {

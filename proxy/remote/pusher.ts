@@ -14,6 +14,7 @@ import { formatStep } from '../core/naming'
 import { listRefs } from '../store/git'
 import type { Workspace } from '../store/workspace'
 import { failure, RemoteUrl, runGitIn } from './git'
+import { settleRefused } from './heal'
 import {
   parsePushPorcelain,
   type PushLine,
@@ -54,7 +55,7 @@ export type PusherReport = {
   /** Failed pushes in a row, and when the next is tried. */
   failures: number
   next_retry_at: string | null
-} & Pick<PushState, 'agents' | 'refused' | 'last_error' | 'last_ok_at'>
+} & Pick<PushState, 'agents' | 'refused' | 'diverged' | 'healed' | 'last_error' | 'last_ok_at'>
 
 export class Pusher {
   private readonly url: RemoteUrl
@@ -105,6 +106,8 @@ export class Pusher {
       next_retry_at: this.nextRetryAt ? new Date(this.nextRetryAt).toISOString() : null,
       agents: s?.agents ?? {},
       refused: s?.refused ?? {},
+      diverged: s?.diverged ?? {},
+      healed: s?.healed ?? {},
       last_ok_at: s?.last_ok_at ?? null,
       last_error: s?.last_error ?? null,
     }
@@ -143,7 +146,8 @@ export class Pusher {
   private async catchUp(state: PushState): Promise<void> {
     for (const { ref, oid } of await listRefs(this.ws.repo, AGENTS)) {
       const agent = ref.slice(AGENTS.length)
-      if (state.agents[agent]?.commit === oid || this.pending.has(agent)) continue
+      const there = state.diverged?.[agent]?.pushed?.commit ?? state.agents[agent]?.commit
+      if (there === oid || this.pending.has(agent)) continue
       this.pending.set(agent, { step: await this.ws.committedSteps(agent), commit: oid })
     }
   }
@@ -175,13 +179,13 @@ export class Pusher {
     }
     this.phase = 'pushing'
     const batch = new Map(this.pending)
-    let r = await this.gitPush(batch, state.form, timeoutMs)
+    let r = await this.gitPush(batch, state, state.form, timeoutMs)
     let lines = parsePushPorcelain(r.stdout)
     const refusedAll = lines.length > 0 && lines.every((l) => l.outcome === 'remote-rejected')
     if (refusedAll && this.opts.refs === 'auto' && state.form === 'custom') {
       // The heads form is kept only once the remote took it: a remote that refuses everything
       // (a hook down for a while) must not move this machine's refs for good.
-      const heads = await this.gitPush(batch, 'heads', timeoutMs)
+      const heads = await this.gitPush(batch, state, 'heads', timeoutMs)
       const headsLines = parsePushPorcelain(heads.stdout)
       if (headsLines.some((l) => l.outcome !== 'remote-rejected')) {
         this.log.info(
@@ -202,12 +206,21 @@ export class Pusher {
       await this.save()
       return
     }
-    this.succeeded(batch, lines, state)
+    const diverging = this.succeeded(batch, lines, state)
+    // Not a fast-forward: compare with the remote's, and push what diverged beside it at once.
+    for (const agent of diverging.length
+      ? await settleRefused(this.ws, state, diverging, { timeoutMs }, this.log)
+      : [])
+      if (!this.pending.has(agent)) this.pending.set(agent, batch.get(agent) as Pending)
     await this.save()
   }
 
-  private gitPush(batch: Map<string, Pending>, form: RefForm, timeoutMs: number) {
-    const specs = [...batch].map(([agent, p]) => pushRefspec(p.commit, this.opts.machine, agent, form))
+  /** A diverged agent goes to its side ref; every other to its own ref in `form`. */
+  private gitPush(batch: Map<string, Pending>, state: PushState, form: RefForm, timeoutMs: number) {
+    const specs = [...batch].map(([agent, p]) => {
+      const side = state.diverged?.[agent]?.side_ref
+      return side ? `${p.commit}:${side}` : pushRefspec(p.commit, this.opts.machine, agent, form)
+    })
     const args = ['push', '--porcelain', '--progress', '--no-verify', REMOTE, ...specs]
     return runGitIn(this.ws.repo.gitdir, args, {
       timeoutMs,
@@ -230,19 +243,29 @@ export class Pusher {
     this.phase = 'retrying' // afterPush arms the retry
   }
 
-  private succeeded(batch: Map<string, Pending>, lines: PushLine[], state: PushState): void {
+  /** Record a push that reached the remote; returns the agents refused as not a fast-forward. */
+  private succeeded(
+    batch: Map<string, Pending>,
+    lines: PushLine[],
+    state: PushState,
+  ): { agent: string; commit: string }[] {
     if (this.failures > 0)
       this.log.info({ ws: this.ws.name, after: this.failures }, `push to ${REMOTE} works again`)
     this.failures = 0
     this.nextRetryAt = undefined
     for (const [agent, sent] of batch)
       if (this.pending.get(agent)?.commit === sent.commit) this.pending.delete(agent)
-    for (const r of recordPush(state, batch, lines, new Date().toISOString()))
+    const diverging: { agent: string; commit: string }[] = []
+    for (const r of recordPush(state, batch, lines, new Date().toISOString())) {
       this.log[r.first ? 'warn' : 'debug'](
         { ws: this.ws.name, agent: r.agent, step: formatStep(r.step) },
         `push to ${REMOTE} refused: ${r.reason}`,
       )
+      const sent = batch.get(r.agent)
+      if (r.diverging && sent) diverging.push({ agent: r.agent, commit: sent.commit })
+    }
     this.phase = this.pending.size > 0 ? 'waiting' : 'idle'
+    return diverging
   }
 
   private async save(): Promise<void> {

@@ -46,6 +46,33 @@ export function remoteAgentRef(machine: string, agent: string, form: RefForm): s
   return form === 'custom' ? `refs/${base}` : `refs/heads/${base}`
 }
 
+/**
+ * Where this machine's own agents, as the remote holds them, are tracked here (by form): a heal's
+ * fetch writes `refs/remotes/holdfast/own/<form>/<agent>`, never `refs/heads/agents/*`.
+ */
+export const OWN_TRACKING_PREFIX = `refs/remotes/${REMOTE}/own/`
+
+/** The tracking ref of this machine's `agent` as the remote holds it in `form`. */
+export function ownTrackingRef(form: RefForm, agent: string): string {
+  return `${OWN_TRACKING_PREFIX}${form}/${agent}`
+}
+
+/** Fetch refspecs bringing this machine's own agents, both forms, into their tracking refs. */
+export function ownRefspecs(machine: string): string[] {
+  return (['custom', 'heads'] as const).map(
+    (form) => `+${remoteAgentRef(machine, '*', form)}:${ownTrackingRef(form, '*')}`,
+  )
+}
+
+/**
+ * Where an agent's steps go on the remote once its history there diverged from this branch's:
+ * beside it, named after the last step both share (`…/diverged/<agent>/after-003`), so both stay.
+ */
+export function sideRef(machine: string, agent: string, base: string, form: RefForm): string {
+  const ref = `holdfast/${machine}/diverged/${agent}/after-${base}`
+  return form === 'custom' ? `refs/${ref}` : `refs/heads/${ref}`
+}
+
 /** The push refspec for one agent: the commit itself (never `+`: git refuses what does not fast-forward). */
 export function pushRefspec(oid: string, machine: string, agent: string, form: RefForm): string {
   return `${oid}:${remoteAgentRef(machine, agent, form)}`
@@ -56,6 +83,16 @@ export function agentOfRemoteRef(ref: string, machine: string): string | undefin
   for (const form of ['custom', 'heads'] as const) {
     const prefix = remoteAgentRef(machine, '', form)
     if (ref.startsWith(prefix) && isRefComponent(ref.slice(prefix.length))) return ref.slice(prefix.length)
+  }
+  return undefined
+}
+
+/** The agent a side ref of ours (sideRef) names, if it is one. */
+export function agentOfSideRef(ref: string, machine: string): string | undefined {
+  for (const form of ['custom', 'heads'] as const) {
+    const prefix = sideRef(machine, '', '', form).slice(0, -'/after-'.length)
+    const m = /^([^/]+)\/after-\d{3,}$/.exec(ref.startsWith(prefix) ? ref.slice(prefix.length) : '')
+    if (m && isRefComponent(m[1] as string)) return m[1] as string
   }
   return undefined
 }

@@ -9,7 +9,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../store/atomic'
 import { homePaths } from '../store/home'
-import { agentOfRemoteRef, type PushLine, type RefForm } from './refs'
+import { formatStep } from '../core/naming'
+import { agentOfRemoteRef, agentOfSideRef, type PushLine, type RefForm } from './refs'
 
 export interface PushedAgent {
   step: number
@@ -25,8 +26,36 @@ export interface PushState {
   agents: Record<string, PushedAgent>
   /** Agents the remote refused (not a fast-forward, or its own rule), with git's reason. */
   refused: Record<string, { step: number; commit: string; reason: string; at: string }>
+  /**
+   * Agents whose history on the remote diverged from this branch: both are kept, the remote's
+   * where it was, this branch's steps pushed beside it to `side_ref` (pushed up to `pushed`).
+   */
+  diverged?: Record<string, Diverged>
+  /** Agents a start fast-forwarded from the remote (their own commits a cut took here), last time. */
+  healed?: Record<string, { from_step: number; to_step: number; commit: string; at: string }>
   last_ok_at: string | null
   last_error: string | null
+}
+
+export interface Diverged {
+  /** The last step both histories share, and each side's tip. */
+  base_step: number
+  remote_step: number
+  remote_commit: string
+  local_step: number
+  side_ref: string
+  /** This branch's tip as pushed to side_ref, when it was. */
+  pushed: { step: number; commit: string } | null
+  at: string
+}
+
+/** A step as the sentences name it: `003`, or `000` for none (a history shares no step, or holds none). */
+export const stepName = (n: number): string => (n > 0 ? formatStep(n) : '000')
+
+/** One sentence for a diverged agent (health, remote show, the log). */
+export function divergedSentence(agent: string, d: Diverged): string {
+  const split = d.base_step > 0 ? `after step ${formatStep(d.base_step)}` : 'from their first step'
+  return `${agent}: the remote's history (up to step ${stepName(d.remote_step)}) and this machine's (up to ${stepName(d.local_step)}) diverged ${split}; both are kept: the remote's where it was, this machine's ${d.pushed ? `pushed up to step ${stepName(d.pushed.step)}` : 'pushed'} to ${d.side_ref}`
 }
 
 /**
@@ -45,6 +74,8 @@ export function pushStateFor(
       ? existing
       : { url, machine, form: 'custom', agents: {}, refused: {}, last_ok_at: null, last_error: null }
   if (refs !== 'auto') state.form = refs
+  state.diverged ??= {}
+  state.healed ??= {}
   return state
 }
 
@@ -54,6 +85,8 @@ export interface Refusal {
   step: number
   reason: string
   first: boolean
+  /** Refused as not a fast-forward of the agent's own ref (not a side ref): worth comparing. */
+  diverging: boolean
 }
 
 /**
@@ -71,9 +104,16 @@ export function recordPush(
   state.last_ok_at = at
   state.last_error = null
   for (const line of lines) {
-    const agent = agentOfRemoteRef(line.dst, state.machine)
+    const side = agentOfSideRef(line.dst, state.machine)
+    const agent = side ?? agentOfRemoteRef(line.dst, state.machine)
     const carried = agent === undefined ? undefined : sent.get(agent)
     if (agent === undefined || !carried) continue
+    const diverged = side === undefined ? undefined : state.diverged?.[side]
+    if (diverged && (line.outcome === 'pushed' || line.outcome === 'up-to-date')) {
+      diverged.pushed = { step: carried.step, commit: carried.commit }
+      delete state.refused[agent]
+      continue
+    }
     if (line.outcome === 'pushed' || line.outcome === 'up-to-date') {
       state.agents[agent] = { ...carried, at }
       delete state.refused[agent]
@@ -81,9 +121,15 @@ export function recordPush(
     }
     const reason =
       line.outcome === 'not-fast-forward'
-        ? `the remote's ${line.dst} has commits this branch does not: not a fast-forward, left alone`
+        ? `the remote's ${line.dst} has commits this branch does not: not a fast-forward; fetching the remote's to keep both`
         : `the remote refused ${line.dst}: ${line.summary}`
-    refusals.push({ agent, step: carried.step, reason, first: state.refused[agent] === undefined })
+    refusals.push({
+      agent,
+      step: carried.step,
+      reason,
+      first: state.refused[agent] === undefined,
+      diverging: line.outcome === 'not-fast-forward' && side === undefined,
+    })
     state.refused[agent] = { ...carried, reason, at }
   }
   return refusals

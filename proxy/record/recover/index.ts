@@ -41,6 +41,8 @@ export async function recoverWorkspace(
   ws: Workspace,
   log: Logger,
   priceTable?: HoldfastConfig['prices'],
+  /** Run once the repository is checked, before any journal step is read or committed (serve: the remote's heal). */
+  beforeCommit?: () => Promise<void>,
 ): Promise<Recovery> {
   // Before anything reads a ref or an object: what a power cut left half-written is set aside.
   const aside = path.join(path.dirname(ws.repo.gitdir), 'damaged')
@@ -55,6 +57,7 @@ export async function recoverWorkspace(
     const agent = r.ref.slice(AGENTS_PREFIX.length)
     if (r.lost) reserveLost(ws, agent, r.lost.from, r.lost.to, r.reason)
   }
+  await beforeCommit?.()
   const out: Recovery = {
     refs,
     packs,

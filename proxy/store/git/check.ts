@@ -18,7 +18,7 @@ import { AGENTS_PREFIX, stepOfSubject } from '../../core/layout'
 import { formatStep } from '../../core/naming'
 import git from 'isomorphic-git'
 import { resetPackCache, type Repo } from './repo'
-import { appendReflog, readReflog } from './reflog'
+import { appendReflog, highestInReflog, readReflog } from './reflog'
 import { casRef, deleteRef, listRefs } from './refs'
 
 /** A pack (or index) moved aside, and why. */
@@ -241,13 +241,6 @@ async function pruneReflog(repo: Repo, cache: object, ref: string, why: string, 
   appendReflog(repo.gitdir, ref, to, to, why)
 }
 
-/** The highest step any reflog line of the branch names (what it held before the cut). */
-function highestNamed(messages: readonly string[]): number {
-  let max = 0
-  for (const m of messages) max = Math.max(max, stepOfSubject(m)?.n ?? 0)
-  return max
-}
-
 /**
  * Move every `agents/*` branch whose tip cannot be read back to the newest commit of its reflog
  * that can (or, when none can, delete it, keeping its value in a file under `aside`).
@@ -259,7 +252,7 @@ export async function checkTips(repo: Repo, aside: string): Promise<Rewound[]> {
     const agent = ref.slice(AGENTS_PREFIX.length)
     if (await readable(repo, cache, agent, oid)) continue
     const log = readReflog(repo.gitdir, ref)
-    const named = highestNamed(log.map((e) => e.message))
+    const named = highestInReflog(repo.gitdir, ref) // what it held before the cut
     let to: string | null = null
     for (const e of log) {
       for (const candidate of [e.to, e.from]) {

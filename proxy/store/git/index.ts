@@ -57,6 +57,7 @@ export {
   type MovedRef,
   type Rewound,
 } from './check'
+export { HEAL_REFLOG_PREFIX, highestInReflog } from './reflog'
 export { runGit } from './run'
 
 export type FileContent = Buffer | Uint8Array | string

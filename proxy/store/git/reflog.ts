@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs'
 import * as path from 'node:path'
-import { COMMIT_AUTHOR } from '../../core/layout'
+import { COMMIT_AUTHOR, stepOfSubject } from '../../core/layout'
 import { fsyncDir } from '../atomic'
 
 const ZERO_OID = '0'.repeat(40)
@@ -77,4 +77,23 @@ export function readReflog(gitdir: string, ref: string): ReflogEntry[] {
     if (m) out.push({ from: m[1] as string, to: m[2] as string, message: m[3] as string })
   }
   return out.reverse()
+}
+
+/** How a reflog line of a branch moved by a heal begins (the rest is the step's subject). */
+export const HEAL_REFLOG_PREFIX = 'holdfast heal: '
+
+/**
+ * The highest step any reflog line of `ref` names (0 when none): how far the branch went, a
+ * number it gave, whatever its tip says now. A heal's line (HEAL_REFLOG_PREFIX) counts like a
+ * commit's.
+ */
+export function highestInReflog(gitdir: string, ref: string): number {
+  let max = 0
+  for (const e of readReflog(gitdir, ref)) {
+    const subject = e.message.startsWith(HEAL_REFLOG_PREFIX)
+      ? e.message.slice(HEAL_REFLOG_PREFIX.length)
+      : e.message
+    max = Math.max(max, stepOfSubject(subject)?.n ?? 0)
+  }
+  return max
 }

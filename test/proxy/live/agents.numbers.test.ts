@@ -46,3 +46,29 @@ test('a branch rewound below what the remote holds numbers its next step after t
   const quarantine = fs.readdirSync(path.join(p.home, 'quarantine', 'cut', 'main'))
   expect(quarantine).toContain('lost-004-018.txt')
 })
+
+test("a branch a cut rewound below its reflog numbers its next step after the reflog's highest, with no remote at all", async () => {
+  const agent = (n: string) => `/w/reflog/a/${n}/v1/messages`
+  const send = (content: string) =>
+    postAnthropic(
+      p.url,
+      agent('main'),
+      JSON.stringify({ model: 'claude-fake-1', max_tokens: 8, messages: [{ role: 'user', content }] }),
+    )
+  for (const c of ['one', 'two', 'three', 'four', 'five']) expect((await send(c)).status).toBe(200)
+  await p.settled()
+  await p.stop()
+  // The ref file went back to step 002 (its rename was not on the disk) and the journal's
+  // frames went with the cut; the reflog lines stayed.
+  fs.rmSync(path.join(p.home, 'workspaces', 'reflog', 'journal'), { recursive: true, force: true })
+  const third = git(p.repo('reflog'), 'rev-parse', 'agents/main~3').trim()
+  fs.writeFileSync(path.join(p.repo('reflog'), 'refs', 'heads', 'agents', 'main'), `${third}\n`)
+  await p.restart()
+  expect((await send('six')).status).toBe(200)
+  await p.settled()
+  const steps = git(p.repo('reflog'), 'ls-tree', '--name-only', 'agents/main', 'steps/main/')
+    .trim()
+    .split('\n')
+  expect(steps.map((s) => path.basename(s))).toEqual(['001', '002', '006'])
+  expect(fs.readdirSync(path.join(p.home, 'quarantine', 'reflog', 'main'))).toEqual(['lost-003-005.txt'])
+})

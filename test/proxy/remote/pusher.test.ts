@@ -3,7 +3,7 @@
  * and `git http-backend` behind node:http): a workspace whose repository has a remote named
  * `holdfast` pushes its agents' branches to `refs/holdfast/<machine>/agents/<agent>`, byte-equal;
  * a remote that is down for a while gets everything once it is back, in order; a ref that does
- * not fast-forward is refused and reported, the local records untouched; a remote that refuses
+ * not fast-forward is kept on both sides (the local steps pushed beside it), the local records untouched; a remote that refuses
  * custom refs gets `refs/heads/holdfast/…`; a workspace without the remote pushes nothing.
  */
 import fs from 'node:fs'
@@ -172,7 +172,7 @@ describe('a remote that goes down, refuses, or has no custom refs', () => {
     await eventually(() => readPushState(p.home, 'default')?.last_error === null, 5000, 'error cleared')
   })
 
-  it('reports a push that is not a fast-forward and leaves the local records untouched', async () => {
+  it('keeps both sides of a push that is not a fast-forward: the remote ref untouched, the local steps pushed beside it', async () => {
     const bare = bareRepo(base, 'team.git')
     // Someone else's history already sits where this machine's main would go.
     const other = path.join(base, 'other')
@@ -183,8 +183,17 @@ describe('a remote that goes down, refuses, or has no custom refs', () => {
     await addRemote(p, server.url('team.git'))
     expect(await post(p, 'main', 'one')).toBe(200)
     await p.settled()
-    await eventually(() => readPushState(p.home, 'default')?.refused.main !== undefined, 20_000, 'refusal')
-    expect(readPushState(p.home, 'default')?.refused.main?.reason).toMatch(/not a fast-forward/)
+    // Refused, compared with the remote's, and kept beside it: both histories stay.
+    const side = 'refs/holdfast/laptop-a/diverged/main/after-000'
+    const tip = git(p.repo(), 'rev-parse', 'agents/main').trim()
+    await eventually(() => remoteRefs(bare).get(side) === tip, 20_000, 'pushed beside')
+    await eventually(
+      () => readPushState(p.home, 'default')?.diverged?.main?.pushed?.commit === tip,
+      10_000,
+      'state written',
+    )
+    expect(readPushState(p.home, 'default')?.diverged?.main).toMatchObject({ base_step: 0, side_ref: side })
+    expect(readPushState(p.home, 'default')?.refused).toEqual({})
     expect(remoteRefs(bare).get('refs/holdfast/laptop-a/agents/main')).toBe(theirs)
     expect(git(p.repo(), 'log', '--format=%s', 'agents/main').split('\n')[0]).toMatch(/^step 001/)
   })

@@ -5,6 +5,10 @@
  */
 import {
   agentOfRemoteRef,
+  agentOfSideRef,
+  ownRefspecs,
+  ownTrackingRef,
+  sideRef,
   gitReason,
   machineName,
   parsePushPorcelain,
@@ -48,6 +52,22 @@ describe('refs on the remote', () => {
     expect(agentOfRemoteRef('refs/heads/holdfast/m/agents/main', 'm')).toBe('main')
     expect(agentOfRemoteRef('refs/holdfast/other/agents/main', 'm')).toBeUndefined()
     expect(agentOfRemoteRef('refs/holdfast/m/agents/a/b', 'm')).toBeUndefined()
+  })
+  it("fetches this machine's own agents, both forms, into tracking refs of their own, never over agents/*", () => {
+    expect(ownRefspecs('me')).toEqual([
+      '+refs/holdfast/me/agents/*:refs/remotes/holdfast/own/custom/*',
+      '+refs/heads/holdfast/me/agents/*:refs/remotes/holdfast/own/heads/*',
+    ])
+    expect(ownTrackingRef('heads', 'main')).toBe('refs/remotes/holdfast/own/heads/main')
+  })
+  it('puts a diverged agent beside its own ref, named after the last shared step, and reads the agent back', () => {
+    expect(sideRef('m', 'main', '003', 'custom')).toBe('refs/holdfast/m/diverged/main/after-003')
+    expect(sideRef('m', 'main', '003', 'heads')).toBe('refs/heads/holdfast/m/diverged/main/after-003')
+    expect(agentOfSideRef('refs/holdfast/m/diverged/main/after-003', 'm')).toBe('main')
+    expect(agentOfSideRef('refs/heads/holdfast/m/diverged/main/after-003', 'm')).toBe('main')
+    expect(agentOfSideRef('refs/holdfast/m/agents/main', 'm')).toBeUndefined()
+    expect(agentOfSideRef('refs/holdfast/o/diverged/main/after-003', 'm')).toBeUndefined()
+    expect(agentOfRemoteRef('refs/holdfast/m/diverged/main/after-003', 'm')).toBeUndefined()
   })
   it("fetches every machine's agents but this one's, or one machine's, into refs/holdfast/", () => {
     expect(teammateRefspecs('me')).toEqual([

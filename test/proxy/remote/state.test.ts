@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import {
   type PushState,
   pushStateFor,
+  divergedSentence,
   recordPush,
   type PullReport,
   pullRefusals,
@@ -90,6 +91,8 @@ describe('pushStateFor and recordPush', () => {
       form: 'custom',
       agents: {},
       refused: {},
+      diverged: {},
+      healed: {},
       last_ok_at: null,
       last_error: null,
     })
@@ -118,7 +121,13 @@ describe('pushStateFor and recordPush', () => {
     ]
     const first = recordPush(state, sent, lines, 't1')
     expect(first).toEqual([
-      { agent: 'b', step: 7, reason: expect.stringMatching(/not a fast-forward/), first: true },
+      {
+        agent: 'b',
+        step: 7,
+        reason: expect.stringMatching(/not a fast-forward/),
+        first: true,
+        diverging: true,
+      },
     ])
     expect(state.agents).toEqual({ a: { step: 3, commit: oid('a'), at: 't1' } })
     expect(state.refused.b).toMatchObject({ step: 7, commit: oid('b') })
@@ -127,5 +136,51 @@ describe('pushStateFor and recordPush', () => {
     recordPush(state, sent, [{ ...lines[1]!, outcome: 'pushed' }], 't3')
     expect(state.refused).toEqual({})
     expect(state.agents.b).toEqual({ step: 7, commit: oid('b'), at: 't3' })
+  })
+
+  it("records a push to a diverged agent's side ref on its divergence, never as its own ref pushed, and compares no refusal of it", () => {
+    const state: PushState = pushStateFor(undefined, 'u', 'm', 'auto')
+    state.agents.a = { step: 18, commit: oid('r'), at: 't0' }
+    const side = 'refs/holdfast/m/diverged/a/after-003'
+    state.diverged = {
+      a: {
+        base_step: 3,
+        remote_step: 18,
+        remote_commit: oid('r'),
+        local_step: 5,
+        side_ref: side,
+        pushed: null,
+        at: 't0',
+      },
+    }
+    const sent = new Map([['a', { step: 5, commit: oid('l') }]])
+    expect(
+      recordPush(state, sent, [{ dst: side, outcome: 'pushed', summary: '[new reference]' }], 't1'),
+    ).toEqual([])
+    expect(state.diverged.a?.pushed).toEqual({ step: 5, commit: oid('l') })
+    expect(state.agents.a).toEqual({ step: 18, commit: oid('r'), at: 't0' })
+    const refused = recordPush(
+      state,
+      sent,
+      [{ dst: side, outcome: 'not-fast-forward', summary: '[rejected]' }],
+      't2',
+    )
+    expect(refused).toEqual([expect.objectContaining({ agent: 'a', diverging: false })])
+  })
+
+  it("says a divergence in one sentence: both sides, where they split, and where this machine's went", () => {
+    expect(
+      divergedSentence('main', {
+        base_step: 3,
+        remote_step: 18,
+        remote_commit: oid('r'),
+        local_step: 5,
+        side_ref: 'refs/holdfast/m/diverged/main/after-003',
+        pushed: { step: 5, commit: oid('l') },
+        at: 't',
+      }),
+    ).toBe(
+      "main: the remote's history (up to step 018) and this machine's (up to 005) diverged after step 003; both are kept: the remote's where it was, this machine's pushed up to step 005 to refs/holdfast/m/diverged/main/after-003",
+    )
   })
 })

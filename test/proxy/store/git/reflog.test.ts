@@ -7,7 +7,12 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { commitFiles } from '../../../../proxy/store/git'
-import { appendReflog, readReflog } from '../../../../proxy/store/git/reflog'
+import {
+  appendReflog,
+  HEAL_REFLOG_PREFIX,
+  highestInReflog,
+  readReflog,
+} from '../../../../proxy/store/git/reflog'
 import { casRef } from '../../../../proxy/store/git/refs'
 import type { Repo } from '../../../../proxy/store/git/repo'
 import { git, configRepo } from '../git.support'
@@ -28,6 +33,14 @@ afterEach(() => {
 })
 
 describe('the reflog', () => {
+  it("names the highest step the branch went to, a heal's line counted like a commit's, whatever its tip says now", async () => {
+    expect(highestInReflog(gitdir, 'refs/heads/agents/h')).toBe(0)
+    await casRef(repo, 'refs/heads/agents/h', root, null, { reflog: 'step 001: m [h]' })
+    await casRef(repo, 'refs/heads/agents/h', other, root, { reflog: `${HEAL_REFLOG_PREFIX}step 018: m [h]` })
+    await casRef(repo, 'refs/heads/agents/h', root, other, { reflog: 'holdfast: moved back: unreadable' })
+    expect(highestInReflog(gitdir, 'refs/heads/agents/h')).toBe(18)
+  })
+
   it('gets a line per move that asks for one, which git reads, and reads back newest first', async () => {
     await casRef(repo, 'refs/heads/agents/r', root, null, { reflog: 'step 001: m [r]' })
     await casRef(repo, 'refs/heads/agents/r', other, root, { reflog: 'step 002: m [r]\nbody' })
