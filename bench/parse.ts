@@ -5,12 +5,16 @@
  * in pieces given it), for a 1 MB body of one message and one of 400 messages, with minor page
  * faults per parse. Each parse's value is kept alive for the
  * next four, as a server's requests in flight keep theirs.
+ * Then the long conversation's late steps (bench/long.ts's bytes, steps 121–150): each read whole
+ * against read on the step before's facts (core/incremental), CPU per read.
  * Run: `node -r ./scripts/register.js bench/parse.ts [parses=150]`. Asserts nothing.
  */
 import type { JsonObject } from '../proxy/core/json'
 import { MAX_NESTING, nestingDepth, scanTopLevel } from '../proxy/core/splice'
 import { anthropic } from '../proxy/dialects'
 import { parseBody } from '../proxy/stages/accept'
+import { readOnFacts, readWhole, type ReadFacts } from '../proxy/core/incremental'
+import { Conversation } from '../test/support/conversation'
 
 const N = Number(process.argv[2] ?? 150)
 
@@ -75,4 +79,25 @@ for (const [shape, make] of Object.entries(shapes)) {
       `${shape} (${(bodies[0] as Buffer).length} bytes), ${name}: ${(ms / N).toFixed(2)} ms, ${(pf / N).toFixed(0)} page faults per parse`,
     )
   }
+}
+
+/** CPU ms per call of `read` over the late steps, `rounds` times each. */
+function cpuPer(late: Buffer[], read: (b: Buffer, i: number) => unknown, rounds = 10): number {
+  for (let w = 0; w < 3; w++) late.forEach(read)
+  const t0 = process.cpuUsage()
+  for (let r = 0; r < rounds; r++) late.forEach(read)
+  const u = process.cpuUsage(t0)
+  return (u.user + u.system) / 1000 / (rounds * late.length)
+}
+
+const conversation = new Conversation(1)
+const steps = Array.from({ length: 150 }, () => conversation.next())
+const late = steps.slice(120)
+const before = steps.slice(119, 149).map((b) => readWhole(b, anthropic) as ReadFacts)
+for (let k = 0; k < 2; k++) {
+  const whole = cpuPer(late, (b) => readWhole(b, anthropic))
+  const tail = cpuPer(late, (b, i) => readOnFacts(before[i] as ReadFacts, b, anthropic))
+  console.log(
+    `long conversation steps 121–150 (${(late[0] as Buffer).length}–${(late[29] as Buffer).length} bytes): read whole ${whole.toFixed(3)} ms, on the step before's facts ${tail.toFixed(3)} ms of CPU per step`,
+  )
 }

@@ -12,6 +12,9 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 
+/** The errno a short write stands for (the disk filled): the system's code, not one of holdfast's. */
+const NO_SPACE = 'ENOSPC'
+
 /** The reserve's size when holdfast.yaml does not set `journal.reserve_bytes`. */
 export const DEFAULT_RESERVE_BYTES = 4 * 1024 * 1024
 /** The reserve's file name in a workspace's journal directory. */
@@ -52,7 +55,7 @@ export class Reserve {
         size = this.size = size + wrote
         if (wrote < piece.length)
           throw Object.assign(new Error(`the disk took ${wrote} of ${piece.length} bytes`), {
-            code: 'ENOSPC',
+            code: NO_SPACE,
           })
       }
     } catch (err) {
