@@ -20,7 +20,7 @@ import type { ServerContext } from './live/context'
 import { sendError } from './http/respond'
 import { accept, type Incoming } from './stages/accept'
 import { resolve } from './stages/resolve'
-import { compose } from './stages/compose'
+import { answerIdKnown, compose } from './stages/compose'
 import { hold, previousForCount } from './stages/hold'
 import { record } from './stages/record'
 import { forward } from './stages/forward'
@@ -44,6 +44,7 @@ export async function handle(ctx: ServerContext, incoming: Incoming, res: Server
     plugins = ctx.plugins.begin(request.facts)
     const who = await plugins.identify()
     const route = await resolve(ctx, request, who, plugins)
+    await answerIdKnown(ctx, request, who, route)
     const composed = compose(ctx, request, who, route)
     if (request.kind === 'count_tokens') {
       // Unrecorded: it holds against the previous record and writes nothing.

@@ -67,6 +67,8 @@ export class AgentState {
   readonly answersInMemory = new Map<number, string>()
   /** The provider's id of the latest finished step's answer (a `diagnostics: add` row names it). */
   lastAnswer: { n: number; id: string } | undefined
+  /** Settles once the latest recorded step's finish was summed up (its answer id known, or none). */
+  lastFinish: Promise<unknown> | undefined
   private initialized: Promise<void> | undefined
 
   constructor(

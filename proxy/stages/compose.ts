@@ -33,6 +33,30 @@ export interface Composition {
   harnessTools: string[]
 }
 
+/** How long compose waits for the previous step's answer id (a `diagnostics: add` row) before it names the one before. */
+export const ANSWER_ID_WAIT_MS = 250
+
+/**
+ * Before compose, for a `diagnostics: add` row on a request that does not ask: wait (at most
+ * ANSWER_ID_WAIT_MS) for the agent's previous step's finish, whose answer id the commit worker
+ * reads, so a client that sends its next request the moment an answer ends is still compared
+ * with that answer and not the one before it.
+ */
+export async function answerIdKnown(
+  ctx: ServerContext,
+  request: Accepted,
+  who: Identified,
+  route: Route,
+): Promise<void> {
+  const comparison = request.dialect.cacheComparison
+  if (route.row.diagnostics !== 'add' || !comparison || comparison.of(request.parsed).asked) return
+  const finishing = ctx.agent(who.workspace, who.agent).lastFinish
+  if (!finishing) return
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([finishing, new Promise((resolve) => (timer = setTimeout(resolve, ANSWER_ID_WAIT_MS)))])
+  clearTimeout(timer)
+}
+
 export function compose(ctx: ServerContext, request: Accepted, who: Identified, route: Route): Composition {
   const { dialect, parsed } = request
   const overrides: JsonObject = { ...route.overrides }

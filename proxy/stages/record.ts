@@ -116,5 +116,7 @@ export function record(
     },
     () => ctx.keepWarm?.settled(warm, null),
   )
+  // After the reaction above: whoever waits on it finds lastAnswer set.
+  agent.lastFinish = summary.catch(() => undefined)
   return { ...step, n, workspace: who.workspace, agent, meta, entry, settle, summary, landed }
 }

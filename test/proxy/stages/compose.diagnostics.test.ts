@@ -65,6 +65,16 @@ test('a diagnostics: add row asks the provider to compare with the agent’s pre
   })
 })
 
+test('a client that sends its next request the moment an answer ends is still compared with that answer', async () => {
+  const tools = ['Read']
+  const ids: string[] = []
+  for (const i of [1, 2, 3, 4]) {
+    const answer = await send('quick', mainStep(i, tools))
+    if (i > 1) expect(sent().diagnostics).toEqual({ previous_message_id: ids.at(-1) })
+    ids.push(answer.id)
+  }
+})
+
 test('a request that asks already is sent as the client sent it', async () => {
   const body = { ...mainStep(1, ['Read']), diagnostics: { previous_message_id: 'msg_the_clients_own' } }
   await send('own', body)
