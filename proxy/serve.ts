@@ -205,7 +205,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
           for (const l of cut.lost)
             opts.log.error(
               { ws: l.workspace, agent: l.agent, steps: l.steps.map((n) => formatStep(n)), reason: l.reason },
-              `${l.workspace}/${l.agent}: the answers of ${noun(l.steps.length, 'step')} ${l.steps.map((n) => formatStep(n)).join(', ')} reached the client but the journal could not keep them (${l.reason}), and they are not committed: the next start records ${noun(l.steps.length, 'it', 'them')} as interrupted, without the answer`,
+              `${l.workspace}/${l.agent}: the answers of ${noun(l.steps.length, 'step')} ${l.steps.map((n) => formatStep(n)).join(', ')} reached the client but the journal could not keep them (${l.reason}), and they are not committed: the next start records ${noun(l.steps.length, 'it', 'them')} as interrupted, with only the part of the answer the journal took`,
             )
           if (cut.uncommitted)
             opts.log.warn(

@@ -240,7 +240,14 @@ export class ServerContext {
     }
     const commits = Promise.allSettled([...this.agents.values()].map((a) => a.drained()))
     const left = Number.isFinite(ms) ? Math.max(0, until - Date.now()) + graceMs : Infinity
-    report.uncommitted = !(await within(commits, left))
+    const waited = !(await within(commits, left))
+    // Steps still to commit besides the lost ones (those are said on their own).
+    report.uncommitted =
+      waited &&
+      [...this.agents.values()].some((a) => {
+        for (let n = a.committed + 1; n < a.next; n++) if (!a.answersInMemory.has(n)) return true
+        return false
+      })
     for (const a of this.agents.values())
       if (a.answersInMemory.size > 0)
         report.lost.push({

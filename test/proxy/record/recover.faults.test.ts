@@ -207,6 +207,9 @@ describe('a full disk during an answer, then a stop', () => {
       'default/mem: the answers of step 002 reached the client but the journal could not keep them',
     )
     expect(log).not.toContain('some answered steps are not committed yet: they stay in the journal')
+    // The lost step is the only one not committed: no sentence about other steps that are not there.
+    expect(log).not.toContain('the other answered steps not committed yet')
+    expect(log).toContain('with only the part of the answer the journal took')
     server = undefined
   })
 
