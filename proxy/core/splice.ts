@@ -197,28 +197,6 @@ interface Splice {
 const EMPTY = Buffer.alloc(0)
 
 /**
- * From this size a request's bytes are made in shared memory (`sharedConcat`): the commit worker
- * then reads them where they are, neither copied into its message nor read back from the journal.
- */
-export const SHARED_FROM_BYTES = 64 * 1024
-
-/** `Buffer.concat(parts, size)`, in a SharedArrayBuffer of its own when it is large. */
-export function sharedConcat(parts: readonly Uint8Array[], size?: number): Buffer {
-  const total = size ?? parts.reduce((n, p) => n + p.length, 0)
-  if (total < SHARED_FROM_BYTES) return Buffer.concat(parts, total)
-  const out = Buffer.from(new SharedArrayBuffer(total))
-  let at = 0
-  for (const p of parts) {
-    out.set(p, at)
-    at += p.length
-  }
-  return out
-}
-
-/** The bytes live in shared memory (a message to another thread carries them without a copy). */
-export const isShared = (b: Uint8Array): boolean => b.buffer instanceof SharedArrayBuffer
-
-/**
  * `body` with `edits` applied in one pass: a present key's value span replaced, a removed key taken
  * out with exactly one adjacent comma, an absent key appended after the last member. Throws when
  * two edits name the same key (a caller bug, never a request fault).
@@ -274,7 +252,7 @@ function splice(body: Buffer, splices: Splice[]): Buffer {
     at = s.end
   }
   out.push(body.subarray(at))
-  return sharedConcat(out)
+  return Buffer.concat(out)
 }
 
 /** A new value's bytes (only for values holdfast itself makes; client bytes are spliced, never re-encoded). */

@@ -8,7 +8,6 @@
  */
 import type http from 'node:http'
 import { HoldfastError } from '../core/errors'
-import { sharedConcat } from '../core/splice'
 
 export interface BodyLimits {
   /** Largest body accepted, in bytes. */
@@ -87,7 +86,7 @@ export function readBody(
       arm()
     }
     const onEnd = (): void =>
-      done(undefined, chunks.length === 1 ? (chunks[0] as Buffer) : sharedConcat(chunks, size))
+      done(undefined, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size))
     const onError = (err: Error): void => done(err)
     const onAbort = (): void =>
       done(new HoldfastError('SHUTTING_DOWN', `holdfast is shutting down (${of()} of the request body)`))

@@ -1,8 +1,8 @@
 /**
  * finish (DESIGN §5.8): the step's commit goes with how the forward went, as one message; the
  * commit worker decodes the answer, reads usage and prices it (record/finish, off this thread),
- * answers the summary, then commits. Invariant: the answer is read by the worker from the journal,
- * and so is the request unless its bytes are in shared memory (no copy crosses threads); a finish that fails still commits the step, with the meta as the
+ * answers the summary, then commits. Invariant: the answer is read by the worker from the journal
+ * (no copy crosses threads); a finish that fails still commits the step, with the meta as the
  * forward knew it and the answer's bytes as they came (`response.txt`). With telemetry on, the
  * finish also makes the step's span facts (record/span.ts) and, once the commit has landed, the
  * span is handed to the exporter (proxy/telemetry): nothing of it runs before the client's answer.
@@ -13,7 +13,6 @@ import type { ServerContext } from '../live/context'
 import type { Forwarded } from './forward'
 import type { Recorded } from './record'
 import { requestParams, type SpanAsk } from '../record/span'
-import { isShared } from '../core/splice'
 
 /** The step's commit: where its record is, and how to finish it (the committer finishes it). */
 export function commitJob(
@@ -34,8 +33,6 @@ export function commitJob(
     n: step.n,
     model: step.meta.route.model,
     request: step.entry.place,
-    // Shared memory crosses to the commit worker without a copy; other bytes it reads from the journal.
-    ...(isShared(step.held.bytes) ? { requestBytes: step.held.bytes } : {}),
     finish: {
       dialect: step.request.dialect.name,
       place: step.entry.place,

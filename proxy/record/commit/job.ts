@@ -3,8 +3,7 @@
  * journal and either how to finish it (the forward's outcome: the committer decodes, reads usage,
  * prices) or its finished half already made (recovery, a step whose forward failed). One message
  * per step: the finish and the commit travel together. Invariant: the files a commit holds are
- * the request's exact bytes as the journal took them (read back from it, or the very bytes it
- * was written from when those are in shared memory), the finished meta, and the answer as finished; a
+ * the request's exact bytes from the journal, the finished meta, and the answer as finished; a
  * finish that throws still commits the step, with the send half's meta and the answer raw.
  */
 import type { StepPlace } from '../journal/format'
@@ -19,11 +18,6 @@ export interface CommitJob {
   model: string | null
   /** Where the step's send half (its meta and request) is in the journal. */
   request: StepPlace
-  /**
-   * The request's bytes as the journal took them, when they are in shared memory (core/splice
-   * `sharedConcat`): the commit reads them there instead of from the journal.
-   */
-  requestBytes?: Uint8Array
   /** How the forward went: the committer finishes the step from it. */
   finish?: FinishJob
   /** The finished half, when it is made already (then `finish` is not used). */
@@ -75,16 +69,13 @@ export function recordFiles(job: CommitJob, finished: Finished): Record<string, 
   // The request and a journaled answer are in one file, read through one descriptor.
   const same = a !== undefined && 'file' in a && a.file === job.request.file
   const wire = job.request.wire
-  const given = job.requestBytes
   const [request, frame, answer] = readEach(job.request.file, [
-    given ? [] : [job.request.request],
+    [job.request.request],
     wire ? [wire] : [],
     ...(same ? [a.extents] : []),
   ])
   const files: Record<string, Buffer> = {
-    [REQUEST_FILE]: given
-      ? Buffer.from(given.buffer, given.byteOffset, given.byteLength)
-      : (request as Buffer),
+    [REQUEST_FILE]: request as Buffer,
     [META_FILE]: metaBytes(finished.meta),
   }
   if (wire) files[FRAME_FILE] = frame as Buffer

@@ -1,13 +1,4 @@
-import {
-  applyEdits,
-  arrayPrefixEnd,
-  isShared,
-  jsonBytes,
-  scanTopLevel,
-  SHARED_FROM_BYTES,
-  sharedConcat,
-  toolsEdit,
-} from '../../../proxy/core/splice'
+import { applyEdits, arrayPrefixEnd, jsonBytes, scanTopLevel, toolsEdit } from '../../../proxy/core/splice'
 import type { Edit, ScannedTop } from '../../../proxy/core/splice'
 
 function scan(text: string): { body: Buffer; top: ScannedTop } {
@@ -216,24 +207,5 @@ describe('jsonBytes and toolsEdit', () => {
     expect(toolsEdit([])).toEqual({ key: 'tools', value: undefined })
     expect(edit('{"model":"m","tools":[{"name":"a"}]}', [toolsEdit([])])).toBe('{"model":"m"}')
     expect(edit('{"model":"m"}', [toolsEdit([{ name: 'b' }])])).toBe('{"model":"m","tools":[{"name":"b"}]}')
-  })
-})
-
-describe('sharedConcat', () => {
-  test('joins the parts byte for byte, in shared memory from SHARED_FROM_BYTES and in ordinary memory below', () => {
-    const big = [Buffer.alloc(SHARED_FROM_BYTES / 2, 1), Buffer.alloc(SHARED_FROM_BYTES / 2, 2)]
-    const joined = sharedConcat(big)
-    expect(isShared(joined)).toBe(true)
-    expect(joined.equals(Buffer.concat(big))).toBe(true)
-    const small = sharedConcat([Buffer.from('ab'), Buffer.from('c')])
-    expect(isShared(small)).toBe(false)
-    expect(small.toString()).toBe('abc')
-  })
-
-  test('a large body spliced by applyEdits is in shared memory', () => {
-    const { body, top } = scan(JSON.stringify({ model: 'm', messages: ['x'.repeat(SHARED_FROM_BYTES)] }))
-    const out = applyEdits(body, top, [{ key: 'model', value: jsonBytes('n') }])
-    expect(isShared(out)).toBe(true)
-    expect(JSON.parse(out.toString()).model).toBe('n')
   })
 })

@@ -10,7 +10,6 @@ import { AgentState } from '../../../../proxy/live/agents'
 import { silentLogger } from '../../../../proxy/process/log'
 import { Records } from '../../../../proxy/record'
 import { finishedHalf, recordFiles } from '../../../../proxy/record/commit/job'
-import { isShared, SHARED_FROM_BYTES, sharedConcat } from '../../../../proxy/core/splice'
 import { InlineCommitter } from '../../../../proxy/record/commit/committer'
 import type { Workspace } from '../../../../proxy/store/workspace'
 import { tempHome } from '../../../support/harness'
@@ -77,28 +76,6 @@ describe("a commit's files", () => {
     expect(files['request.json']?.equals(bytes)).toBe(true)
     expect(JSON.parse(files['meta.json']!.toString())).toEqual(meta)
     expect(files['response.sse']?.toString()).toBe('data: {"a":1}\n\n')
-  })
-
-  it('holds the request as the shared bytes the journal was written from, read in place, with the answer from the journal', () => {
-    const r = newRecords()
-    const agent = agentNamed('shared')
-    const bytes = sharedConcat([requestBytes('r'.repeat(SHARED_FROM_BYTES))])
-    expect(isShared(bytes)).toBe(true)
-    const entry = r.writeSend(agent, 1, bytes, parsedOf(bytes), sentMeta('w', 'shared', 1))
-    entry.sent()
-    entry.chunk(Buffer.from('data: {}\n\n'))
-    // As a message to the worker carries it: a plain Uint8Array over the same shared memory.
-    const carried = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    const files = recordFiles(
-      { agent: 'shared', n: 1, model: null, request: entry.place, requestBytes: carried },
-      {
-        meta: sentMeta('w', 'shared', 1),
-        response: { file: 'response.sse', bytes: { file: entry.place.file, extents: entry.place.chunks } },
-      },
-    )
-    expect(files['request.json']?.equals(bytes)).toBe(true)
-    expect(files['request.json']?.buffer).toBe(bytes.buffer)
-    expect(files['response.sse']?.toString()).toBe('data: {}\n\n')
   })
 
   it('holds decoded answer bytes as given, and no response file when there was no answer', () => {
