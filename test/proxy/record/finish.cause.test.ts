@@ -5,6 +5,7 @@
  */
 import type { StepMeta } from '../../../generated/meta'
 import type { PrefixMoves } from '../../../proxy/core/why'
+import { moves } from '../../support/why-moves'
 import { type FinishJob, spanOf } from '../../../proxy/record/finish'
 
 const meta = (step: string, over: Partial<StepMeta> = {}): StepMeta =>
@@ -31,18 +32,9 @@ const meta = (step: string, over: Partial<StepMeta> = {}): StepMeta =>
     ...over,
   }) as StepMeta
 
-const still: PrefixMoves = {
-  model: false,
-  tools: false,
-  system: false,
-  head: false,
-  keying: [],
-  firstDifference: null,
-  difference: null,
-  toolChanges: null,
-}
+const still = moves()
 
-const job = (moves?: PrefixMoves): FinishJob =>
+const job = (moved?: PrefixMoves): FinishJob =>
   ({
     dialect: 'anthropic',
     span: {
@@ -50,7 +42,7 @@ const job = (moves?: PrefixMoves): FinishJob =>
       semconv: 'stable',
       acceptedAt: Date.parse('2030-01-01T00:00:00.000Z'),
       request: { stream: false },
-      ...(moves ? { moves } : {}),
+      ...(moved ? { moves: moved } : {}),
     },
   }) as unknown as FinishJob
 
