@@ -10,7 +10,7 @@
  * Run: `node -r ./scripts/register.js bench/parse.ts [parses=150]`. Asserts nothing.
  */
 import type { JsonObject } from '../proxy/core/json'
-import { MAX_NESTING, nestingDepth, scanTopLevel } from '../proxy/core/splice'
+import { MAX_NESTING, nestingDepth, scanTopLevel } from '../proxy/core/json-scan'
 import { anthropic } from '../proxy/dialects'
 import { parseBody } from '../proxy/stages/accept'
 import { readOnFacts, readWhole, type ReadFacts } from '../proxy/core/incremental'

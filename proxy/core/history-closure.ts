@@ -11,7 +11,8 @@ import type { Dialect } from './dialect'
 import type { Json, JsonObject } from './json'
 import { harnessPrefixes, withoutHarnessPrefix } from './harness-tools'
 import { isCallable } from './naming'
-import { applyEdits, jsonBytes, scanTopLevel } from './splice'
+import { applyEdits, jsonBytes } from './splice'
+import { scanTopLevel } from './json-scan'
 import { notLoaded } from './tool-sentences'
 
 /** True when `name` is `<client>_<tool>` for one of `clients` and a provider could accept it. */

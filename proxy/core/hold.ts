@@ -10,8 +10,9 @@
 import type { Dialect } from './dialect'
 import type { Json, JsonObject } from './json'
 import { isObject, sameIgnoringCacheControl } from './json'
-import type { ScannedTop } from './splice'
-import { applyEdits, scanTopLevel } from './splice'
+import type { ScannedTop } from './json-scan'
+import { applyEdits } from './splice'
+import { scanTopLevel } from './json-scan'
 import { subMultiset } from './tool-match'
 
 export interface PreviousStep {

@@ -17,7 +17,10 @@ import {
   CLOSE_OBJECT,
   COLON,
   COMMA,
+  commonPrefix,
+  continueEntries,
   decodeKey,
+  entriesOf,
   MAX_NESTING,
   nestingDepth,
   OPEN_ARRAY,
@@ -28,7 +31,7 @@ import {
   skipString,
   skipValue,
   type Span,
-} from './splice'
+} from './json-scan'
 
 /** What a request that was read leaves for the next one: its bytes, scan, value and transcript entries. */
 export interface ReadFacts {
@@ -37,47 +40,6 @@ export interface ReadFacts {
   readonly parsed: JsonObject
   /** `[start, end)` of each entry of the transcript array (`dialect.transcriptField`), when it is one. */
   readonly entries?: { readonly starts: readonly number[]; readonly ends: readonly number[] }
-}
-
-/** How many bytes are compared at once before the first differing byte is looked for inside them. */
-const CHUNK = 16 * 1024
-
-/** The length of the longest common prefix of `a` and `b`: whole chunks by memcmp, then byte by byte. */
-export function commonPrefix(a: Buffer, b: Buffer): number {
-  const n = Math.min(a.length, b.length)
-  let at = 0
-  while (at < n) {
-    const end = Math.min(at + CHUNK, n)
-    if (a.compare(b, at, end, at, end) !== 0) break
-    at = end
-  }
-  while (at < n && a[at] === b[at]) at++
-  return at
-}
-
-/** The entries of the array whose `[` is at `open` in `b`, or undefined when it is not a well-formed array. */
-export function entriesOf(b: Buffer, open: number): { starts: number[]; ends: number[] } | undefined {
-  const starts: number[] = []
-  const ends: number[] = []
-  return continueEntries(b, skipSpace(b, open + 1), starts, ends, true) === -1 ? undefined : { starts, ends }
-}
-
-/**
- * Scan entries from `i` (at an entry's first byte, or at `]`) to the array's `]`, pushing their
- * spans; `first`: no entry before `i`. The offset just past `]`, or -1 when malformed.
- */
-function continueEntries(b: Buffer, i: number, starts: number[], ends: number[], first: boolean): number {
-  if (b[i] === CLOSE_ARRAY) return first ? i + 1 : -1
-  for (;;) {
-    const e = skipValue(b, i)
-    if (e === -1) return -1
-    starts.push(i)
-    ends.push(e)
-    i = skipSpace(b, e)
-    if (b[i] === CLOSE_ARRAY) return i + 1
-    if (b[i] !== COMMA) return -1
-    i = skipSpace(b, i + 1)
-  }
 }
 
 /** The facts of a request the general path read (its bytes, scan and value). */

@@ -32,7 +32,7 @@ import {
   skipSpace,
   skipString,
   skipValue,
-} from './splice'
+} from './json-scan'
 
 /** The most bytes parsed as one string: far below V8's large-object size even as UTF-16. */
 export const PIECE = 32 * 1024

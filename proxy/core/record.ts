@@ -8,7 +8,7 @@ import type { Dialect } from './dialect'
 import { RecordFault } from './hold'
 import { isObject, type Json, type JsonObject } from './json'
 import { parseJsonBytes } from './json-bytes'
-import { MAX_NESTING, nestingDepth, type ScannedTop } from './splice'
+import { MAX_NESTING, nestingDepth, type ScannedTop } from './json-scan'
 
 /** Why bytes are not a request: too deep, not JSON (the parser's words), not an object, or a field. */
 export type NotARequest =

@@ -8,7 +8,7 @@
  */
 import { hasLongTtl, type PreviousStep } from '../core/hold'
 import { isObject, type JsonObject } from '../core/json'
-import { arrayPrefixEnd, type ScannedTop, scanTopLevel } from '../core/splice'
+import { arrayPrefixEnd, type ScannedTop, scanTopLevel } from '../core/json-scan'
 
 interface Kept {
   step: number

@@ -9,7 +9,8 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Dialect, SocketConversation, SocketFrames } from '../core/dialect'
 import type { Json, JsonObject } from '../core/json'
-import { applyEdits, jsonBytes, scanTopLevel, toolsEdit, type Edit } from '../core/splice'
+import { applyEdits, jsonBytes, toolsEdit, type Edit } from '../core/splice'
+import { scanTopLevel } from '../core/json-scan'
 import type { ProviderRow } from '../store/config'
 
 export interface SocketSite {

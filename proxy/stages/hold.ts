@@ -9,7 +9,7 @@ import { hold as applyHold, type HoldVerdict, type PreviousStep, RecordFault } f
 import { withHistoryClosed } from '../core/history-closure'
 import { type PrefixMoves, prefixMoves } from '../core/why'
 import type { Json, JsonObject } from '../core/json'
-import type { ScannedTop } from '../core/splice'
+import type { ScannedTop } from '../core/json-scan'
 import type { Dialect } from '../core/dialect'
 import type { Change } from '../../generated/meta'
 import type { Identified } from '../../plugins/runner'

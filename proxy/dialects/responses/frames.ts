@@ -10,7 +10,8 @@
  * https://developers.openai.com/api/docs/guides/websocket-mode
  */
 import { isObject, type Json, type JsonObject } from '../../core/json'
-import { applyEdits, jsonBytes, type ScannedTop, scanTopLevel, skipSpace, skipValue } from '../../core/splice'
+import { applyEdits, jsonBytes } from '../../core/splice'
+import { type ScannedTop, scanTopLevel, skipSpace, skipValue } from '../../core/json-scan'
 import type { SocketConversation, SocketEvent, SocketFrames } from '../../core/dialect'
 
 /** Terminal events: the answer is whole; the first two leave a response a later frame may continue. */

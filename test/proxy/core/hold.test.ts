@@ -4,8 +4,9 @@ import type { Composed, PreviousStep } from '../../../proxy/core/hold'
 import { hold } from '../../../proxy/core/hold'
 import type { Json, JsonObject } from '../../../proxy/core/json'
 import { isObject, withoutCacheControl } from '../../../proxy/core/json'
-import type { ScannedTop } from '../../../proxy/core/splice'
-import { jsonBytes, scanTopLevel } from '../../../proxy/core/splice'
+import type { ScannedTop } from '../../../proxy/core/json-scan'
+import { jsonBytes } from '../../../proxy/core/splice'
+import { scanTopLevel } from '../../../proxy/core/json-scan'
 import { anthropic, dialectByName } from '../../../proxy/dialects'
 
 const FIXTURES = join(__dirname, '..', '..', 'fixtures', 'hold')

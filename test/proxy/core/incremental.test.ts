@@ -1,15 +1,9 @@
 import { isDeepStrictEqual } from 'node:util'
 import { hold, type PreviousStep } from '../../../proxy/core/hold'
-import {
-  commonPrefix,
-  entriesOf,
-  factsOf,
-  readOnFacts,
-  readWhole,
-  type ReadFacts,
-} from '../../../proxy/core/incremental'
+import { factsOf, readOnFacts, readWhole, type ReadFacts } from '../../../proxy/core/incremental'
 import type { Json, JsonObject } from '../../../proxy/core/json'
-import { applyEdits, jsonBytes, scanTopLevel, type ScannedTop } from '../../../proxy/core/splice'
+import { applyEdits, jsonBytes } from '../../../proxy/core/splice'
+import { scanTopLevel, type ScannedTop } from '../../../proxy/core/json-scan'
 import type { Dialect } from '../../../proxy/core/dialect'
 import { DIALECTS, anthropic } from '../../../proxy/dialects'
 import { Conversation } from '../../support/conversation'
@@ -157,23 +151,6 @@ const EDITS: Record<string, Edit> = {
 }
 
 describe('incremental accept', () => {
-  test('commonPrefix is the length of the longest shared start, however long', () => {
-    const a = Buffer.alloc(100_000, 1)
-    const b = Buffer.from(a)
-    expect(commonPrefix(a, b)).toBe(100_000)
-    b[70_001] = 2
-    expect(commonPrefix(a, b)).toBe(70_001)
-    expect(commonPrefix(a, b.subarray(0, 10))).toBe(10)
-    expect(commonPrefix(Buffer.from('x'), Buffer.from('y'))).toBe(0)
-  })
-
-  test('entriesOf gives every entry of an array its span, and refuses a malformed one', () => {
-    const b = Buffer.from('[ {"a":1} , "s",[2] ]')
-    expect(entriesOf(b, 0)).toEqual({ starts: [2, 12, 16], ends: [9, 15, 19] })
-    expect(entriesOf(Buffer.from('[]'), 0)).toEqual({ starts: [], ends: [] })
-    expect(entriesOf(Buffer.from('[1,]'), 0)).toBeUndefined()
-  })
-
   test("a long conversation's every step reads on the last one's facts, to the same value, scan and entries", () => {
     const c = new Conversation(7)
     let prev = readWhole(c.next(), anthropic) as ReadFacts

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util'
 import { inPieces, parseJsonBytes, PIECE } from '../../../proxy/core/json-bytes'
-import { scanTopLevel } from '../../../proxy/core/splice'
+import { scanTopLevel } from '../../../proxy/core/json-scan'
 import type { Json } from '../../../proxy/core/json'
 import { rng as random } from '../../support/fuzz'
 

@@ -6,7 +6,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
-import { scanTopLevel } from '../../../proxy/core/splice'
+import { scanTopLevel } from '../../../proxy/core/json-scan'
 import { startProxy, type Proxy } from '../../support/harness'
 import { branchShape, catBlobs, cliAsync, expectedSubjects } from '../../support/repo-checks'
 

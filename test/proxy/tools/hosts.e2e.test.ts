@@ -5,7 +5,7 @@
  * the history closure declares the gone tool with its refusal.
  */
 import { why } from '../../../cli/why'
-import { scanTopLevel } from '../../../proxy/core/splice'
+import { scanTopLevel } from '../../../proxy/core/json-scan'
 import * as say from '../../../proxy/core/tool-sentences'
 import { startProxy, type Proxy } from '../../support/harness'
 import { cliAsync, type Run } from '../../support/repo-checks'
