@@ -80,17 +80,20 @@ export function parseBody(raw: Buffer, dialect: Dialect): { parsed: JsonObject; 
 }
 
 /**
- * The request `raw` holds. With `reads`: read on the facts the agent's last request left when it
- * extends them (core/incremental: only the new tail is parsed), and its own facts kept for the next.
+ * The request `raw` holds. With `reads`: read on the facts of the address's last request it shares
+ * the longest prefix with, when it extends them (core/incremental: only the new tail is parsed),
+ * and its own facts kept for the next.
  */
 export function accept(incoming: Incoming, raw: Buffer, reads?: ReadCache): Accepted {
   if (!reads || incoming.kind !== 'step') return accepted(incoming, raw, parseBody(raw, incoming.dialect))
   const key = `${incoming.workspace}\0${incoming.agent}`
-  const prev = reads.get(key)
+  const near = reads.nearest(key, raw)
+  const prev = near?.facts
   const read = prev && readOnFacts(prev, raw, incoming.dialect)
   const body = read ?? parseBody(raw, incoming.dialect)
   const own = read ?? factsOf(raw, body.top, body.parsed, incoming.dialect)
-  reads.keep(key, own)
+  // The same conversation one step on takes the place of its last facts; another goes beside them.
+  reads.keep(key, own, near?.continues ? prev : undefined)
   return { ...accepted(incoming, raw, body), read: own, ...(prev ? { previousRead: prev } : {}) }
 }
 

@@ -43,7 +43,7 @@ test('a request extending the last one is accepted on its facts, the same as rea
     expect([...cached.top.keys]).toEqual([...whole.top.keys])
     expect(isDeepStrictEqual(cached.facts.body, whole.facts.body)).toBe(true)
     // The facts kept are this request's: the next one reads on them.
-    expect(reads.get('ws\0main')?.bytes).toBe(raw)
+    expect(reads.nearest('ws\0main', raw)?.facts.bytes).toBe(raw)
     if (last) expect(cached.parsed.tools).toBe(last.parsed.tools)
     last = cached
   }
@@ -60,7 +60,29 @@ test('a refusal in the new tail is the same refusal, in the same words, and keep
   const cached = refusal(() => accept(incoming(), bad, reads))
   expect(cached).toMatch(/^BAD_FIELD: the request is refused: /)
   expect(cached).toBe(refusal(() => accept(incoming(), bad)))
-  expect(reads.get('ws\0main')?.bytes).toBe(first)
+  expect(reads.nearest('ws\0main', first)?.facts.bytes).toBe(first)
+})
+
+test('side requests to the same address (a title, a subagent) do not cost the main conversation its tail read', () => {
+  const reads = new ReadCache(64 * 1024 * 1024)
+  const main = new Conversation(6)
+  const sub = new Conversation(8)
+  let last = accept(incoming(), main.next(), reads)
+  for (let i = 0; i < 6; i++) {
+    accept(incoming(), sub.next(), reads)
+    accept(
+      incoming(),
+      Buffer.from(
+        JSON.stringify({ model: 'm', max_tokens: 8, messages: [{ role: 'user', content: `title ${i}` }] }),
+      ),
+      reads,
+    )
+    const next = accept(incoming(), main.next(), reads)
+    // Read on the main conversation's own last facts: its tools are the same value, not a copy.
+    expect(next.previousRead?.bytes).toBe(last.raw)
+    expect(next.parsed.tools).toBe(last.parsed.tools)
+    last = next
+  }
 })
 
 test('count_tokens neither reads on nor leaves an agent its facts', () => {
