@@ -2,21 +2,8 @@
  * core/json-scan, the byte scanner: the top-level members through odd spacing and escapes, a
  * repeated key refused, an array's first elements and its entries, the prefix two bodies share.
  */
-import {
-  arrayPrefixEnd,
-  commonPrefix,
-  entriesOf,
-  type ScannedTop,
-  scanTopLevel,
-} from '../../../proxy/core/json-scan'
-
-function scan(text: string): { body: Buffer; top: ScannedTop } {
-  const body = Buffer.from(text)
-  JSON.parse(text) // the contract: scanTopLevel runs on bodies JSON.parse accepted
-  const top = scanTopLevel(body)
-  if (!top.ok) throw new Error(top.error)
-  return { body, top }
-}
+import { arrayPrefixEnd, commonPrefix, entriesOf, scanTopLevel } from '../../../proxy/core/json-scan'
+import { scan } from '../../support/scanned'
 
 describe('scanTopLevel', () => {
   it('finds each member span through odd spacing, nested values and escaped quotes', () => {

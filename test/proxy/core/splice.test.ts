@@ -1,15 +1,6 @@
 import { applyEdits, jsonBytes, toolsEdit } from '../../../proxy/core/splice'
-import { scanTopLevel } from '../../../proxy/core/json-scan'
 import type { Edit } from '../../../proxy/core/splice'
-import type { ScannedTop } from '../../../proxy/core/json-scan'
-
-function scan(text: string): { body: Buffer; top: ScannedTop } {
-  const body = Buffer.from(text)
-  JSON.parse(text) // the contract: scanTopLevel runs on bodies JSON.parse accepted
-  const top = scanTopLevel(body)
-  if (!top.ok) throw new Error(top.error)
-  return { body, top }
-}
+import { scan } from '../../support/scanned'
 
 function edit(text: string, edits: Edit[]): string {
   const { body, top } = scan(text)
