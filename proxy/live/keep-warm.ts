@@ -44,6 +44,8 @@ export class KeepWarm {
   private readonly idle = new Map<string, Idle>()
   /** Steps in flight, by agent. */
   private readonly inflight = new Map<string, number>()
+  /** Closed (the serve is stopping): no idle period starts again, so no ping is sent. */
+  private closed = false
 
   constructor(
     private readonly settings: KeepWarmSettings,
@@ -72,6 +74,7 @@ export class KeepWarm {
     const left = Math.max(0, (this.inflight.get(key) ?? 1) - 1)
     if (left === 0) this.inflight.delete(key)
     else this.inflight.set(key, left)
+    if (this.closed) return
     if (left > 0 || isAux(w.agent) || cachedTokens === null || cachedTokens < this.settings.minTokens) return
     const i: Idle = { timer: undefined, pings: 0, last: w }
     this.idle.set(key, i)
@@ -96,6 +99,7 @@ export class KeepWarm {
   }
 
   close(): void {
+    this.closed = true
     for (const i of this.idle.values()) if (i.timer) clearTimeout(i.timer)
     this.idle.clear()
   }
