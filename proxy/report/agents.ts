@@ -179,50 +179,38 @@ export async function attemptOrigin(ws: Workspace, agent: string): Promise<Attem
   return { role: d.role, commit: d.parent, step: s ? { ...s, name: formatStep(s.n) } : null }
 }
 
-export interface WorkspaceRow {
-  ws: string
-  agents: number
-  steps: number
-  last: string | null
-  input: number
-  cache_read: number
-  cache_write: number
-  output: number
-  cost_usd: number
-  unpriced: number
-  held_steps: number
-  saved_usd: number
-}
+/** The agent row's counters a workspace's row sums. */
+const SUMMED = [
+  'steps',
+  'input',
+  'cache_read',
+  'cache_write',
+  'output',
+  'cost_usd',
+  'unpriced',
+  'held_steps',
+  'saved_usd',
+] as const satisfies readonly (keyof AgentRow)[]
+
+export type WorkspaceRow = { ws: string; agents: number; last: string | null } & Pick<
+  AgentRow,
+  (typeof SUMMED)[number]
+>
 
 /** A workspace's row: the sums of its agents' rows. */
 export function workspaceRow(ws: string, rows: readonly AgentRow[]): WorkspaceRow {
-  const w: WorkspaceRow = {
+  const sum = (k: (typeof SUMMED)[number]): number => rows.reduce((n, r) => n + r[k], 0)
+  let last: string | null = null
+  for (const r of rows) if (r.last && (last === null || r.last > last)) last = r.last
+  // In the order `--json` has always printed them: the steps, then the last step's time.
+  const [steps, ...rest] = SUMMED
+  return {
     ws,
     agents: rows.length,
-    steps: 0,
-    last: null,
-    input: 0,
-    cache_read: 0,
-    cache_write: 0,
-    output: 0,
-    cost_usd: 0,
-    unpriced: 0,
-    held_steps: 0,
-    saved_usd: 0,
-  }
-  for (const r of rows) {
-    w.steps += r.steps
-    if (r.last && (w.last === null || r.last > w.last)) w.last = r.last
-    w.input += r.input
-    w.cache_read += r.cache_read
-    w.cache_write += r.cache_write
-    w.output += r.output
-    w.cost_usd += r.cost_usd
-    w.unpriced += r.unpriced
-    w.held_steps += r.held_steps
-    w.saved_usd += r.saved_usd
-  }
-  return w
+    [steps]: sum(steps),
+    last,
+    ...Object.fromEntries(rest.map((k) => [k, sum(k)])),
+  } as WorkspaceRow
 }
 
 export async function workspaceRows(home: string): Promise<WorkspaceRow[]> {
