@@ -69,8 +69,13 @@ const sameBytes = (a: Buffer, as: Span, b: Buffer, bs: Span): boolean =>
  * `bytes` read on `prev`'s facts, or undefined when the general path must read them (no shared
  * prefix worth the name, a malformed tail, a problem the dialect's checks would name).
  */
-export function readOnFacts(prev: ReadFacts, bytes: Buffer, dialect: Dialect): ReadFacts | undefined {
-  const shared = commonPrefix(prev.bytes, bytes)
+export function readOnFacts(
+  prev: ReadFacts,
+  bytes: Buffer,
+  dialect: Dialect,
+  /** commonPrefix(prev.bytes, bytes), when the caller found it already (the read cache does). */
+  shared = commonPrefix(prev.bytes, bytes),
+): ReadFacts | undefined {
   if (shared <= prev.top.open) return undefined
   const field = dialect.transcriptField
   const keys = new Map<string, Span>()

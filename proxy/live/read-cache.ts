@@ -42,11 +42,12 @@ export class ReadCache {
   }
 
   /**
-   * Of the address's kept facts, the ones `bytes` shares the longest prefix with, and whether
+   * Of the address's kept facts, the ones `bytes` shares the longest prefix with, how long it is
+   * (readOnFacts takes it instead of comparing again), and whether
    * `bytes` continues their conversation (it shares everything up to their last transcript entry,
    * which a moved marker may have changed). The address becomes the most recent.
    */
-  nearest(key: string, bytes: Buffer): { facts: ReadFacts; continues: boolean } | undefined {
+  nearest(key: string, bytes: Buffer): { facts: ReadFacts; shared: number; continues: boolean } | undefined {
     const list = this.kept.get(key)
     if (!list) return undefined
     this.kept.delete(key)
@@ -59,7 +60,7 @@ export class ReadCache {
     }
     if (!best) return undefined
     const last = best.entries?.starts.at(-1)
-    return { facts: best, continues: last !== undefined && longest > last }
+    return { facts: best, shared: longest, continues: last !== undefined && longest > last }
   }
 
   /**

@@ -89,7 +89,7 @@ export function accept(incoming: Incoming, raw: Buffer, reads?: ReadCache): Acce
   const key = `${incoming.workspace}\0${incoming.agent}`
   const near = reads.nearest(key, raw)
   const prev = near?.facts
-  const read = prev && readOnFacts(prev, raw, incoming.dialect)
+  const read = near && readOnFacts(near.facts, raw, incoming.dialect, near.shared)
   const body = read ?? parseBody(raw, incoming.dialect)
   const own = read ?? factsOf(raw, body.top, body.parsed, incoming.dialect)
   // The same conversation one step on takes the place of its last facts; another goes beside them.

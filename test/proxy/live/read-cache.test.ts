@@ -35,7 +35,11 @@ test('one address keeps a few conversations, and a request finds the one it shar
   cache.keep('a', main)
   cache.keep('a', side)
   const next = factsOf(50_001, 'm')
-  expect(cache.nearest('a', next.bytes)).toEqual({ facts: main, continues: true })
+  expect(cache.nearest('a', next.bytes)).toEqual({
+    facts: main,
+    shared: main.bytes.length - 4, // up to the end of its text: `"}]}` against `m"}]}`
+    continues: true,
+  })
   expect(cache.nearest('a', factsOf(50_001, 's').bytes)?.facts).toBe(side)
   // The conversation moved on: its newer facts take the place of those it was read on.
   cache.keep('a', next, main)
