@@ -30,6 +30,7 @@ import {
   type Spawned,
 } from '../../support/harness'
 import { postAnthropic } from '../../support/raw-http'
+import { sentMeta } from './commit.support'
 
 const DISK_FAULTS = path.join(ROOT, 'test', 'support', 'disk-faults.js')
 const MODEL = 'claude-sonnet-4-5'
@@ -298,27 +299,8 @@ describe('a restart while the repository is read-only', () => {
   })
 })
 
-/** A send half's meta as the journal holds it, for journals written by hand. */
-const journalMeta = (agent: string, n: number): StepMeta =>
-  ({
-    version: 1,
-    workspace: 'default',
-    agent,
-    step: String(n).padStart(3, '0'),
-    dialect: 'anthropic',
-    endpoint: '/v1/messages',
-    started_at: '2026-12-06T00:00:00.000Z',
-    route: { provider: 'anthropic', url: 'http://x/v1/messages', model: MODEL },
-    request_headers: {},
-    cache_keying_headers: {},
-    hold: { applied: false, reason: 'first-step' },
-    injected_tools: [],
-    changes: [],
-    request_bytes: 0,
-  }) as unknown as StepMeta
-
 describe('a damaged journal', () => {
-  const meta = (n: number): StepMeta => journalMeta('flip', n)
+  const meta = (n: number): StepMeta => sentMeta('default', 'flip', n)
 
   it('loses only the frame a flipped byte is in: the other steps are committed, the bytes kept aside, the number never given again', async () => {
     const dir = path.join(wsDir(), 'journal', 'flip')
@@ -352,7 +334,7 @@ describe('a damaged journal', () => {
 })
 
 describe('a damaged journal costs at most its damaged bytes', () => {
-  const meta = journalMeta
+  const meta = (agent: string, n: number): StepMeta => sentMeta('default', agent, n)
   const answerOf = (n: number): string =>
     JSON.stringify({
       id: `msg_${n}`,
